@@ -1,0 +1,49 @@
+/**
+ * One base class; each cause is a subclass carrying its context and a stable `code` that survives
+ * crossing a boundary (job data, logs, Slack messages).
+ */
+export class LoopgateError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** The model could not be reached or answered unusably after the adapter's own retries. */
+export class ModelError extends LoopgateError {
+  readonly status: number | undefined;
+  readonly retryable: boolean;
+  constructor(message: string, opts: { status?: number; retryable: boolean; cause?: unknown }) {
+    super('model_error', message, { cause: opts.cause });
+    this.status = opts.status;
+    this.retryable = opts.retryable;
+  }
+}
+
+export class ToolTimeoutError extends LoopgateError {
+  constructor(
+    readonly toolName: string,
+    readonly timeoutMs: number,
+  ) {
+    super('timeout', `${toolName} did not finish within ${timeoutMs} ms`);
+  }
+}
+
+/** A stored run in a format this version cannot read. */
+export class RunStateVersionError extends LoopgateError {
+  constructor(readonly found: unknown) {
+    super('unsupported_run_version', `run state version ${String(found)} is not supported (expected 1)`);
+  }
+}
+
+/** The engine was asked to do something the run's status does not allow. */
+export class RunStatusError extends LoopgateError {
+  constructor(
+    readonly status: string,
+    readonly operation: string,
+  ) {
+    super('bad_run_status', `cannot ${operation} a run whose status is ${status}`);
+  }
+}

@@ -1,0 +1,367 @@
+/**
+ * Contracts of the loopgate engine. Everything the engine touches outside itself arrives through the
+ * ports declared here (model, tools, clock, event sink, checkpoint, ledger); the engine imports neither
+ * Slack, BullMQ, Redis nor the OpenAI SDK.
+ */
+import type { z } from 'zod';
+
+// ---------------------------------------------------------------------------------------------------
+// Messages: the conversation the model sees. Plain JSON, close to Chat Completions but SDK-free.
+// ---------------------------------------------------------------------------------------------------
+
+export interface ToolCall {
+  /** Id chosen by the model; unique within the run. */
+  id: string;
+  name: string;
+  /** Raw JSON text exactly as the model produced it (may be malformed). */
+  arguments: string;
+}
+
+export type Message =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string; name?: string }
+  | { role: 'assistant'; content: string | null; toolCalls?: ToolCall[] }
+  | { role: 'tool'; toolCallId: string; name: string; content: string };
+
+// ---------------------------------------------------------------------------------------------------
+// Tool results
+// ---------------------------------------------------------------------------------------------------
+
+/** Stable codes of failed tool results; the model reads them, tests and dashboards rely on them. */
+export type ToolErrorCode =
+  | 'unknown_tool'
+  | 'invalid_json'
+  | 'invalid_arguments'
+  | 'tool_failed'
+  | 'timeout'
+  | 'rejected'
+  | 'rejected_before'
+  | 'expired'
+  | 'cancelled'
+  | 'outcome_unknown'
+  | 'approval_mismatch'
+  | 'run_stopped';
+
+/** What a tool call produced, as the model will read it (serialised into the `tool` message). */
+export type ToolResult =
+  | { ok: true; data: unknown; truncated?: TruncationInfo }
+  | { ok: false; error: { code: ToolErrorCode | (string & {}); message: string } };
+
+export interface TruncationInfo {
+  totalChars: number;
+  keptHeadChars: number;
+  keptTailChars: number;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Tools
+// ---------------------------------------------------------------------------------------------------
+
+export type ToolEffect = 'read' | 'write' | 'notify';
+
+export interface Requester {
+  /** Slack user id (or a local id in tests and the demo). */
+  userId: string;
+  teamId?: string;
+  /** IANA time zone, when known (Slack users.info tz). */
+  timeZone?: string;
+}
+
+/** Structural subset of pino's logger, so the engine needs no logging library. */
+export interface Logger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+  child(bindings: Record<string, unknown>): Logger;
+}
+
+export interface ToolContext {
+  /** Aborted when the tool's timeout or the run's deadline passes. Tools must honour it. */
+  signal: AbortSignal;
+  /** `runId:toolCallId`: the same for every attempt of one call, so a receiver can dedupe. */
+  idempotencyKey: string;
+  runId: string;
+  toolCallId: string;
+  requester: Requester;
+  logger: Logger;
+}
+
+/** Result of a tool's post-write check; kept as evidence and shown to the model. */
+export interface VerifyResult {
+  ok: boolean;
+  summary: string;
+}
+
+/**
+ * A tool is a plain object. `execute` may throw: the engine turns a throw into a `tool_failed` result.
+ * `preview` and `verify` must be read-only.
+ */
+export interface Tool<P extends z.ZodType = z.ZodType, R = unknown> {
+  name: string;
+  /** Written for the model: what it does, when to use it, what it returns. */
+  description: string;
+  parameters: P;
+  effect: ToolEffect;
+  execute(args: z.output<P>, ctx: ToolContext): Promise<R>;
+  /** Human-readable text (Markdown) of what would happen, shown on the approval card. */
+  preview?(args: z.output<P>, ctx: ToolContext): Promise<string>;
+  /** Read-only check after a successful write/notify, e.g. a health check after a restart. */
+  verify?(args: z.output<P>, result: R, ctx: ToolContext): Promise<VerifyResult>;
+  /** Per-call timeout; default from the engine limits. */
+  timeoutMs?: number;
+  /** True when running the call twice has the effect of running it once (safe to retry after a crash). */
+  idempotent?: boolean;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a registry holds tools of every parameter type.
+export type AnyTool = Tool<z.ZodType, any>;
+
+/** The function schema sent to the model. */
+export interface ToolSchema {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Ports
+// ---------------------------------------------------------------------------------------------------
+
+export interface ModelUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export interface ModelRequest {
+  messages: readonly Message[];
+  tools: readonly ToolSchema[];
+  signal: AbortSignal;
+  /** Upper bound for the reply's tokens, derived from the remaining token budget. */
+  maxOutputTokens?: number;
+}
+
+export interface ModelReply {
+  content: string | null;
+  toolCalls: ToolCall[];
+  usage: ModelUsage;
+  /** The model that actually answered (prices are looked up by it). */
+  model: string;
+}
+
+/**
+ * Contract: resolves with a reply, or rejects with `ModelError` once the adapter's own retries are
+ * exhausted. Any other rejection is treated as a model error too.
+ */
+export interface ModelPort {
+  complete(request: ModelRequest): Promise<ModelReply>;
+}
+
+export interface Clock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+}
+
+export type EngineEvent =
+  | { type: 'step_started'; runId: string; step: number }
+  | { type: 'model_replied'; runId: string; step: number; toolCalls: number; durationMs: number; usage: ModelUsage }
+  | { type: 'tool_started'; runId: string; toolCallId: string; tool: string; effect: ToolEffect; args: unknown }
+  | {
+      type: 'tool_finished';
+      runId: string;
+      toolCallId: string;
+      tool: string;
+      effect: ToolEffect;
+      ok: boolean;
+      code?: string;
+      durationMs: number;
+    }
+  | { type: 'approval_needed'; runId: string; calls: GatedCall[] }
+  | { type: 'decision_applied'; runId: string; toolCallId: string; decision: DecisionKind; by?: string }
+  | { type: 'answer_rejected'; runId: string; problems: string[] }
+  | { type: 'finished'; runId: string; status: RunStatus; stopReason: StopReason; message: string };
+
+/** Contract: must not throw; it is called inline on the hot path. */
+export type EventSink = (event: EngineEvent) => void;
+
+/**
+ * Called after every model reply and every batch of tool results, before anything else happens, so a
+ * crash never loses a paid model reply or re-runs a recorded side effect. May throw (e.g. a lost lease):
+ * the error propagates out of the engine untouched.
+ */
+export type Checkpoint = (state: RunState) => Promise<void>;
+
+/**
+ * Guards the execution of an approved gated call (the worker's ledger: approved -> executing ->
+ * succeeded | failed, checked with a fencing token). Without a ledger the engine executes directly.
+ */
+export interface ExecutionLedger {
+  /** Return `proceed: false` with a result to skip execution (e.g. it already ran, or the lease is lost). */
+  begin(call: GatedCall): Promise<{ proceed: true } | { proceed: false; result: ToolResult }>;
+  finish(call: GatedCall, result: ToolResult): Promise<void>;
+}
+
+export interface EngineDeps {
+  model: ModelPort;
+  tools: ReadonlyMap<string, AnyTool>;
+  clock: Clock;
+  emit: EventSink;
+  logger: Logger;
+  checkpoint?: Checkpoint;
+  ledger?: ExecutionLedger;
+  /** Extra checks on a candidate final answer; return problems (empty when fine). */
+  validateAnswer?: (answer: string, state: RunState) => string[];
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Run state: plain, versioned JSON
+// ---------------------------------------------------------------------------------------------------
+
+export const RUN_STATE_VERSION = 1 as const;
+
+export type RunStatus = 'running' | 'awaiting_approval' | 'completed' | 'failed' | 'stopped' | 'cancelled';
+
+export type StopReason =
+  | 'completed'
+  | 'max_steps'
+  | 'deadline'
+  | 'token_budget'
+  | 'cost_budget'
+  | 'loop_detected'
+  | 'tool_errors'
+  | 'model_error'
+  | 'validation_failed'
+  | 'cancelled';
+
+export interface ModelPrice {
+  inputPerMTok: number;
+  outputPerMTok: number;
+}
+
+/** Fixed when the run is created, so a config change never alters a run mid-way. */
+export interface RunLimits {
+  maxSteps: number;
+  /** Active (not paused) wall-clock time the run may use. */
+  deadlineMs: number;
+  maxTokens: number;
+  maxCostUsd: number;
+  /** Prices per model name; a model missing here is priced by `defaultPrice`. */
+  prices: Record<string, ModelPrice>;
+  defaultPrice: ModelPrice;
+  /** Consecutive failed tool results that stop the run (`tool_errors`). */
+  maxConsecutiveToolErrors: number;
+  /** Identical consecutive calls that stop the run (`loop_detected`). */
+  maxIdenticalCalls: number;
+  /** Characters of one tool result the model may see; longer ones keep head and tail. */
+  maxObservationChars: number;
+  /** Default per-call timeout of tools that declare none. */
+  toolTimeoutMs: number;
+  /** Rejected final answers sent back to the model before the run fails (`validation_failed`). */
+  maxAnswerRetries: number;
+  /** Longest final answer accepted; longer ones go back to the model to be shortened. */
+  maxAnswerChars: number;
+}
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+  /** Active time used before the current running segment. */
+  activeMs: number;
+  /** Start of the current running segment, or null while paused or ended. */
+  activeSince: number | null;
+}
+
+export type DecisionKind = 'approved' | 'rejected' | 'expired' | 'cancelled' | 'outcome_unknown';
+
+/** A write/notify call waiting for (or resolved by) a human decision. */
+export interface GatedCall {
+  toolCallId: string;
+  tool: string;
+  effect: Exclude<ToolEffect, 'read'>;
+  /** Validated arguments, exactly as they will be executed. */
+  args: unknown;
+  /** sha256 of the canonical JSON of `args`; an approval is valid only for this hash. */
+  argsHash: string;
+  /** The tool's preview, when it has one (or why the preview failed). */
+  preview?: string;
+  /** The model's own words accompanying the call: its stated reason. */
+  reason?: string;
+  idempotent: boolean;
+}
+
+/** One slot per tool call of the current assistant turn; filled in any order, flushed in call order. */
+export interface TurnSlot {
+  toolCallId: string;
+  tool: string;
+  result: ToolResult | null;
+}
+
+export interface Turn {
+  slots: TurnSlot[];
+  /** Gated calls of this turn still waiting for a decision. */
+  pending: GatedCall[];
+}
+
+/** A gated call's end, kept so the final answer can be checked against what really happened. */
+export interface ActionRecord {
+  toolCallId: string;
+  tool: string;
+  argsHash: string;
+  outcome: 'succeeded' | 'failed' | 'rejected' | 'expired' | 'cancelled' | 'outcome_unknown' | 'not_executed';
+  decidedBy?: string;
+  reason?: string;
+  summary: string;
+}
+
+export interface Evidence {
+  toolCallId: string;
+  tool: string;
+  kind: 'result' | 'verification';
+  ok: boolean;
+  summary: string;
+  at: number;
+}
+
+export interface RunState {
+  version: typeof RUN_STATE_VERSION;
+  runId: string;
+  status: RunStatus;
+  requester: Requester;
+  messages: Message[];
+  /** Model calls made so far. */
+  step: number;
+  usage: Usage;
+  limits: RunLimits;
+  /** The assistant turn whose tool calls are not all answered yet, or null. */
+  turn: Turn | null;
+  actions: ActionRecord[];
+  evidence: Evidence[];
+  /** `tool:argsHash` of calls a person rejected; an identical call is refused without asking. */
+  rejected: Record<string, { by?: string; reason?: string }>;
+  brakes: { consecutiveToolErrors: number; lastCallSignature: string | null; identicalCalls: number };
+  answerRetries: number;
+  /** The accepted final answer, split into Slack-sized parts. */
+  answer: string[] | null;
+  stopReason: StopReason | null;
+  /** One sentence a person can read about why the run ended. */
+  stopMessage: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** What one call of `step` or `applyDecisions` leaves the run in. */
+export type StepOutcome =
+  | { type: 'run_again'; state: RunState }
+  | { type: 'interruption'; state: RunState; gated: GatedCall[] }
+  | { type: 'final'; state: RunState };
+
+export interface Decision {
+  toolCallId: string;
+  kind: DecisionKind;
+  /** Required for `approved`: must equal the gated call's `argsHash`, or nothing executes. */
+  argsHash?: string;
+  /** Slack user id of the person who decided. */
+  by?: string;
+  reason?: string;
+}
