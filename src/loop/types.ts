@@ -44,7 +44,7 @@ export type ToolErrorCode =
 
 /** What a tool call produced, as the model will read it (serialised into the `tool` message). */
 export type ToolResult =
-  | { ok: true; data: unknown; truncated?: TruncationInfo }
+  | { ok: true; data: unknown; truncated?: TruncationInfo; verification?: VerifyResult }
   | { ok: false; error: { code: ToolErrorCode | (string & {}); message: string } };
 
 export interface TruncationInfo {
@@ -164,8 +164,22 @@ export interface Clock {
 
 export type EngineEvent =
   | { type: 'step_started'; runId: string; step: number }
-  | { type: 'model_replied'; runId: string; step: number; toolCalls: number; durationMs: number; usage: ModelUsage }
-  | { type: 'tool_started'; runId: string; toolCallId: string; tool: string; effect: ToolEffect; args: unknown }
+  | {
+      type: 'model_replied';
+      runId: string;
+      step: number;
+      toolCalls: number;
+      durationMs: number;
+      usage: ModelUsage;
+    }
+  | {
+      type: 'tool_started';
+      runId: string;
+      toolCallId: string;
+      tool: string;
+      effect: ToolEffect;
+      args: unknown;
+    }
   | {
       type: 'tool_finished';
       runId: string;

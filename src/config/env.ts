@@ -1,0 +1,207 @@
+/**
+ * The process environment, read once at start-up: `.env` (if present) fills in what the real environment
+ * leaves unset, zod validates, and every bad or missing key is reported at once in a `ConfigError`.
+ */
+import { config as loadDotenvFile } from 'dotenv';
+import { z } from 'zod';
+import { ConfigError } from './errors.js';
+
+/** One variable: its schema, what a valid value looks like (quoted in errors), and whether it is a secret. */
+interface VarSpec<S extends z.ZodType> {
+  schema: S;
+  expected: string;
+  /** Secrets' values are never echoed back in error messages. */
+  secret?: true;
+}
+
+const spec = <S extends z.ZodType>(s: VarSpec<S>): VarSpec<S> => s;
+
+/** Digits only, so `1e3`, `0x10` or ` 12` are refused instead of silently coerced. */
+const integer = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/)
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
+
+/** Redis Cluster hashes only the part of a key between its first `{` and the next `}`, if non-empty. */
+const HASH_TAG = /^[^{]*\{[^}]+\}/;
+
+/** `z.httpUrl()` would refuse IP hosts such as the 127.0.0.1 fake servers of tests. */
+const HTTP = /^https?$/;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const VARS = {
+  SLACK_BOT_TOKEN: spec({
+    schema: z.string().startsWith('xoxb-').optional(),
+    expected: 'a bot token starting with xoxb-',
+    secret: true,
+  }),
+  SLACK_SIGNING_SECRET: spec({
+    schema: z.string().min(1).optional(),
+    expected: "the Slack app's signing secret",
+    secret: true,
+  }),
+  SLACK_APP_TOKEN: spec({
+    schema: z.string().startsWith('xapp-').optional(),
+    expected: 'optional; an app-level token starting with xapp-, which turns on Socket Mode',
+    secret: true,
+  }),
+  SLACK_API_URL: spec({
+    // Ends with `/` so that method names resolve below it rather than replacing its last segment.
+    schema: z
+      .url({ protocol: HTTP })
+      .default('https://slack.com/api/')
+      .transform((url) => (url.endsWith('/') ? url : `${url}/`)),
+    expected: 'an http(s) URL of the Slack Web API, default https://slack.com/api/',
+  }),
+  OPENAI_API_KEY: spec({
+    schema: z.string().min(1).optional(),
+    expected: 'the API key of the OpenAI-compatible server',
+    secret: true,
+  }),
+  OPENAI_BASE_URL: spec({
+    schema: z.url({ protocol: HTTP }).optional(),
+    expected: 'optional; an http(s) URL of an OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1',
+  }),
+  OPENAI_MODEL: spec({
+    schema: z.string().min(1).default('gpt-4.1-mini'),
+    expected: 'a model name, default gpt-4.1-mini',
+  }),
+  REDIS_URL: spec({
+    schema: z.url({ protocol: /^rediss?$/ }).default('redis://127.0.0.1:6379'),
+    expected: 'a redis:// or rediss:// URL, default redis://127.0.0.1:6379',
+  }),
+  PORT: spec({
+    schema: integer(1, 65535).default(3000),
+    expected: 'an integer from 1 to 65535, default 3000',
+  }),
+  LOOPGATE_CONFIG: spec({
+    schema: z.string().min(1).default('./loopgate.yaml'),
+    expected: 'the path of the YAML policy/tools file, default ./loopgate.yaml',
+  }),
+  LOOPGATE_PREFIX: spec({
+    schema: z.string().regex(HASH_TAG).default('{loopgate}'),
+    expected: 'a Redis key prefix containing a non-empty {hash tag} such as {loopgate}',
+  }),
+  LOG_LEVEL: spec({
+    schema: z.enum(LOG_LEVELS).default('info'),
+    expected: `one of ${LOG_LEVELS.join(', ')}; default info`,
+  }),
+  OPENAI_MAX_RETRIES: spec({
+    schema: integer(0, 20).default(4),
+    expected: 'an integer from 0 to 20, default 4',
+  }),
+  OPENAI_TIMEOUT_MS: spec({
+    schema: integer(1, 3_600_000).default(60_000),
+    expected: 'milliseconds, an integer from 1 to 3600000, default 60000',
+  }),
+  WORKER_CONCURRENCY: spec({
+    schema: integer(1, 1000).default(4),
+    expected: 'an integer from 1 to 1000, default 4',
+  }),
+  RETENTION_DAYS: spec({
+    schema: integer(1, 3650).default(7),
+    expected: 'days, an integer from 1 to 3650, default 7',
+  }),
+} as const;
+
+type VarName = keyof typeof VARS;
+const VAR_NAMES = Object.keys(VARS) as VarName[];
+
+const envSchema = z.object(
+  Object.fromEntries(VAR_NAMES.map((name) => [name, VARS[name].schema])) as {
+    [K in VarName]: (typeof VARS)[K]['schema'];
+  },
+);
+
+/** Which process is starting; each needs only the secrets it uses. */
+export type Need = 'bot' | 'worker' | 'all';
+
+/** The worker never verifies Slack requests; the bot never calls the model. */
+const NEEDED = {
+  bot: ['SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET'],
+  worker: ['SLACK_BOT_TOKEN', 'OPENAI_API_KEY'],
+  all: ['SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET', 'OPENAI_API_KEY'],
+} as const satisfies Record<Need, readonly VarName[]>;
+
+type AnyEnv = z.output<typeof envSchema>;
+
+/** The validated environment; the secrets that `N` needs are guaranteed present. */
+export type Env<N extends Need = 'all'> = AnyEnv & {
+  [K in (typeof NEEDED)[N][number]]-?: NonNullable<AnyEnv[K]>;
+};
+
+export type LogLevel = AnyEnv['LOG_LEVEL'];
+
+export interface LoadEnvOptions<N extends Need> {
+  /** Default `all`. */
+  need?: N;
+  /**
+   * Path of the dotenv file, default `.env` in the working directory; a missing file is fine. `false`
+   * reads no file.
+   */
+  envFile?: string | false;
+}
+
+/**
+ * Reads and validates the environment. Values from the dotenv file are copied into `source` (normally
+ * `process.env`) for keys it does not have, never over keys it has, so secrets that the YAML config names
+ * (e.g. a PagerDuty routing key) are visible to whoever reads `process.env` afterwards. Empty values count
+ * as unset.
+ *
+ * @throws ConfigError naming every missing or invalid key and what it expects.
+ */
+export function loadEnv<N extends Need = 'all'>(
+  source: Record<string, string | undefined> = process.env,
+  options: LoadEnvOptions<N> = {},
+): Env<N> {
+  const need: Need = options.need ?? 'all';
+  const envFile = options.envFile ?? '.env';
+  if (envFile !== false) fillFromDotenvFile(source, envFile);
+
+  const input = Object.fromEntries(VAR_NAMES.map((name) => [name, nonEmpty(source[name])]));
+  const problems = new Map<VarName, string>();
+
+  for (const name of NEEDED[need]) {
+    if (input[name] === undefined) problems.set(name, `required (${VARS[name].expected})`);
+  }
+  const parsed = envSchema.safeParse(input);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const name = issue.path[0] as VarName;
+      if (!problems.has(name)) problems.set(name, describeBadValue(name, input[name]));
+    }
+  }
+  if (!parsed.success || problems.size > 0) {
+    const listed = VAR_NAMES.flatMap((key) => {
+      const problem = problems.get(key);
+      return problem === undefined ? [] : [{ key, problem }];
+    });
+    throw new ConfigError('environment', listed);
+  }
+  // Every key in NEEDED[need] was checked present above, which is what Env<N> adds to AnyEnv.
+  return parsed.data as Env<N>;
+}
+
+function fillFromDotenvFile(target: Record<string, string | undefined>, path: string): void {
+  const result = loadDotenvFile({ path, processEnv: target, override: false, quiet: true });
+  if (result.error && result.error.code !== 'ENOENT') {
+    throw new ConfigError('environment', [
+      { key: path, problem: `cannot read this dotenv file (${result.error.message})` },
+    ]);
+  }
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === '' ? undefined : value;
+}
+
+function describeBadValue(name: VarName, value: string | undefined): string {
+  const { expected } = VARS[name];
+  if (value === undefined) return `required (${expected})`;
+  if ('secret' in VARS[name]) return `invalid value (${expected})`;
+  const shown = value.length > 80 ? `${value.slice(0, 77)}...` : value;
+  return `invalid value ${JSON.stringify(shown)} (${expected})`;
+}

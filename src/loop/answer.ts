@@ -1,0 +1,118 @@
+import type { ActionRecord, RunState } from './types.js';
+
+/** Slack's `markdown` block holds at most 12,000 characters. */
+export const SLACK_MARKDOWN_LIMIT = 12_000;
+
+/**
+ * Splits text into parts of at most `limit` characters, preferring paragraph, then line, then word
+ * boundaries, and never leaving a code fence open across parts.
+ */
+export function splitAnswer(text: string, limit = SLACK_MARKDOWN_LIMIT): string[] {
+  const parts: string[] = [];
+  let rest = text;
+  let reopenFence = '';
+  while (rest.length > 0) {
+    const budget = limit - reopenFence.length - 4; // room to close a fence
+    if (reopenFence.length + rest.length <= limit) {
+      parts.push(reopenFence + rest);
+      break;
+    }
+    let cut = rest.lastIndexOf('\n\n', budget);
+    if (cut < budget / 2) cut = rest.lastIndexOf('\n', budget);
+    if (cut < budget / 2) cut = rest.lastIndexOf(' ', budget);
+    if (cut < budget / 2) cut = budget;
+    let part = reopenFence + rest.slice(0, cut);
+    rest = rest.slice(cut).replace(/^\n+/, '');
+    const fences = part.match(/^```.*$/gm) ?? [];
+    if (fences.length % 2 === 1) {
+      part += '\n```';
+      reopenFence = `${fences[fences.length - 1]}\n`;
+    } else {
+      reopenFence = '';
+    }
+    parts.push(part);
+  }
+  return parts;
+}
+
+const NEGATION =
+  /\b(not|never|no|rejected|declined|denied|failed|fail|expired|unknown|unable|cannot|could not|did not|was not|wasn't|didn't|couldn't|won't|pending|awaiting|waiting|unclear|uncertain|may or may not|cancel(?:l)?ed)\b|n't\b/i;
+
+/** Verbs in past tense that a completion claim for a tool would use, derived from its name. */
+function claimStems(action: ActionRecord): string[] {
+  const words = action.tool.split(/[_\W]+/).filter((w) => w.length > 2);
+  const stems = new Set<string>();
+  for (const w of words) {
+    const lower = w.toLowerCase();
+    stems.add(lower.endsWith('e') ? `${lower}d` : `${lower}ed`);
+  }
+  for (const extra of SPECIAL_STEMS[action.tool] ?? []) stems.add(extra);
+  return [...stems];
+}
+
+const SPECIAL_STEMS: Record<string, string[]> = {
+  post_message: ['posted', 'sent', 'announced'],
+  page_oncall: ['paged', 'triggered', 'alerted', 'notified'],
+  http_request: ['sent', 'called', 'requested', 'updated', 'deleted', 'created'],
+  run_action: ['ran', 'executed', 'restarted', 'rolled back', 'scaled', 'deployed'],
+};
+
+/**
+ * Heuristic check that the answer does not present an action that did not succeed as done: a sentence
+ * with a past-tense verb for that tool and no word of doubt or failure is flagged. It errs towards
+ * flagging; a flagged answer goes back to the model with the list of what really happened.
+ */
+export function claimsOfUndoneActions(answer: string, actions: readonly ActionRecord[]): ActionRecord[] {
+  const undone = actions.filter((a) => a.outcome !== 'succeeded');
+  if (undone.length === 0) return [];
+  const sentences = answer.split(/(?<=[.!?])\s+|\n+/);
+  return undone.filter((action) => {
+    const stems = claimStems(action);
+    return sentences.some((s) => {
+      const lower = s.toLowerCase();
+      const mentions = stems.some((stem) => new RegExp(`\\b${stem}\\b`).test(lower));
+      return mentions && !NEGATION.test(lower);
+    });
+  });
+}
+
+export function describeActions(actions: readonly ActionRecord[]): string {
+  if (actions.length === 0) return 'No write or notify action was executed in this run.';
+  return actions
+    .map(
+      (a) =>
+        `- ${a.tool} (${a.toolCallId}): ${a.outcome}${a.decidedBy ? ` (decided by ${a.decidedBy})` : ''}`,
+    )
+    .join('\n');
+}
+
+export type AnswerCheck = { ok: true; parts: string[] } | { ok: false; problems: string[] };
+
+/** Checks a candidate final answer; problems are sent back to the model to fix. */
+export function checkAnswer(
+  answer: string,
+  state: RunState,
+  extra?: (answer: string, state: RunState) => string[],
+): AnswerCheck {
+  const problems: string[] = [];
+  const text = answer.trim();
+  if (text.length === 0) problems.push('The answer is empty. Answer the question in plain text.');
+  if (state.turn && state.turn.pending.length > 0) {
+    problems.push('Gated calls are still waiting for a decision; the answer cannot be final yet.');
+  }
+  if (text.length > state.limits.maxAnswerChars) {
+    problems.push(
+      `The answer has ${text.length} characters; the most accepted is ${state.limits.maxAnswerChars}. Shorten it.`,
+    );
+  }
+  const falseClaims = claimsOfUndoneActions(text, state.actions);
+  if (falseClaims.length > 0) {
+    problems.push(
+      `The answer presents actions as done that did not succeed: ${falseClaims
+        .map((a) => `${a.tool} (${a.outcome})`)
+        .join(', ')}. What actually happened:\n${describeActions(state.actions)}`,
+    );
+  }
+  if (extra) problems.push(...extra(text, state));
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, parts: splitAnswer(text) };
+}

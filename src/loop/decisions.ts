@@ -1,0 +1,205 @@
+import { RunStatusError } from './errors.js';
+import { type CallContext, executeCall, verifyCall } from './execute.js';
+import { endRun } from './finish.js';
+import { callSignature } from './hash.js';
+import { errorResult, summarise } from './observation.js';
+import { flushTurn, setSlot } from './turn.js';
+import type {
+  ActionRecord,
+  Decision,
+  EngineDeps,
+  Evidence,
+  GatedCall,
+  RunState,
+  StepOutcome,
+  ToolResult,
+} from './types.js';
+
+const by = (d: Decision) => (d.by ? ` by <@${d.by}>` : '');
+const because = (d: Decision) => (d.reason ? `: ${d.reason}` : '');
+
+interface Resolution {
+  result: ToolResult;
+  action: ActionRecord;
+  evidence: Evidence[];
+}
+
+function record(
+  call: GatedCall,
+  d: Decision,
+  outcome: ActionRecord['outcome'],
+  result: ToolResult,
+): ActionRecord {
+  return {
+    toolCallId: call.toolCallId,
+    tool: call.tool,
+    argsHash: call.argsHash,
+    outcome,
+    ...(d.by ? { decidedBy: d.by } : {}),
+    ...(d.reason ? { reason: d.reason } : {}),
+    summary: summarise(result, 200),
+  };
+}
+
+function refused(call: GatedCall, d: Decision): Resolution {
+  const texts: Record<Exclude<Decision['kind'], 'approved'>, string> = {
+    rejected: `Not executed: ${call.tool} was rejected${by(d)}${because(d)}. Do not retry it unless the user asks you to.`,
+    expired: `Not executed: nobody decided on ${call.tool} before its approval expired. Do not retry it unless the user asks you to.`,
+    cancelled: `Not executed: the run was cancelled${by(d)} before ${call.tool} was decided.`,
+    outcome_unknown: `Outcome unknown: ${call.tool} was approved and started, but the worker stopped before recording its result. It may or may not have taken effect; it was not run again. Tell the user to check.`,
+  };
+  const kind = d.kind as Exclude<Decision['kind'], 'approved'>;
+  const result = errorResult(kind, texts[kind]);
+  return { result, action: record(call, d, kind, result), evidence: [] };
+}
+
+async function execute(state: RunState, call: GatedCall, d: Decision, deps: EngineDeps): Promise<Resolution> {
+  if (d.argsHash !== call.argsHash) {
+    // Nothing runs on an approval of other arguments than those shown: invariant 2.
+    const result = errorResult(
+      'approval_mismatch',
+      `Not executed: the approval of ${call.tool} does not match the arguments that were shown.`,
+    );
+    return { result, action: record(call, d, 'not_executed', result), evidence: [] };
+  }
+  const tool = deps.tools.get(call.tool);
+  if (!tool) {
+    const result = errorResult('unknown_tool', `Not executed: ${call.tool} is no longer configured.`);
+    return { result, action: record(call, d, 'not_executed', result), evidence: [] };
+  }
+  const gate = deps.ledger ? await deps.ledger.begin(call) : ({ proceed: true } as const);
+  if (!gate.proceed) {
+    return {
+      result: gate.result,
+      action: record(call, d, gate.result.ok ? 'succeeded' : 'failed', gate.result),
+      evidence: [],
+    };
+  }
+  const ctx: CallContext = {
+    runId: state.runId,
+    toolCallId: call.toolCallId,
+    requester: state.requester,
+    logger: deps.logger.child({ runId: state.runId, toolCallId: call.toolCallId }),
+  };
+  // Approved work is not cut short by the run's deadline: the person asked for it to happen.
+  const timeoutMs = tool.timeoutMs ?? state.limits.toolTimeoutMs;
+  deps.emit({
+    type: 'tool_started',
+    runId: state.runId,
+    toolCallId: call.toolCallId,
+    tool: call.tool,
+    effect: call.effect,
+    args: call.args,
+  });
+  const ran = await executeCall(tool, call.args, ctx, timeoutMs, state.limits.maxObservationChars);
+  if (deps.ledger) await deps.ledger.finish(call, ran.result);
+  deps.emit({
+    type: 'tool_finished',
+    runId: state.runId,
+    toolCallId: call.toolCallId,
+    tool: call.tool,
+    effect: call.effect,
+    ok: ran.result.ok,
+    code: ran.result.ok ? undefined : ran.result.error.code,
+    durationMs: ran.durationMs,
+  });
+  const evidence: Evidence[] = [];
+  let result = ran.result;
+  if (ran.result.ok) {
+    const now = deps.clock.now();
+    evidence.push({
+      toolCallId: call.toolCallId,
+      tool: call.tool,
+      kind: 'result',
+      ok: true,
+      summary: summarise(ran.result),
+      at: now,
+    });
+    const check = await verifyCall(tool, call.args, ran.raw, ctx, timeoutMs);
+    if (check) {
+      evidence.push({
+        toolCallId: call.toolCallId,
+        tool: call.tool,
+        kind: 'verification',
+        ok: check.ok,
+        summary: check.summary,
+        at: deps.clock.now(),
+      });
+      result = { ...ran.result, verification: check };
+    }
+  }
+  return { result, action: record(call, d, ran.result.ok ? 'succeeded' : 'failed', ran.result), evidence };
+}
+
+/**
+ * Applies people's decisions to the gated calls of the paused turn, one by one and in the order given:
+ * approved calls execute (then verify), the others become results saying why they did not run. The run
+ * continues once every gated call of the turn is decided; until then it stays `awaiting_approval`.
+ * A decision for a call that is not pending (already decided, or unknown) is ignored.
+ */
+export async function applyDecisions(
+  state: RunState,
+  decisions: readonly Decision[],
+  deps: EngineDeps,
+): Promise<StepOutcome> {
+  if (state.status !== 'awaiting_approval' || !state.turn)
+    throw new RunStatusError(state.status, 'decide on');
+  let next = state;
+  for (const d of decisions) {
+    const call = next.turn!.pending.find((p) => p.toolCallId === d.toolCallId);
+    if (!call) {
+      deps.logger.warn(
+        { runId: state.runId, toolCallId: d.toolCallId, kind: d.kind },
+        'decision for a call that is not pending',
+      );
+      continue;
+    }
+    const res = d.kind === 'approved' ? await execute(next, call, d, deps) : refused(call, d);
+    const turn = setSlot(next.turn!, call.toolCallId, res.result);
+    const rejected =
+      d.kind === 'rejected'
+        ? {
+            ...next.rejected,
+            [callSignature(call.tool, call.argsHash)]: {
+              ...(d.by ? { by: d.by } : {}),
+              ...(d.reason ? { reason: d.reason } : {}),
+            },
+          }
+        : next.rejected;
+    next = {
+      ...next,
+      turn: { ...turn, pending: turn.pending.filter((p) => p.toolCallId !== call.toolCallId) },
+      actions: next.actions.concat(res.action),
+      evidence: res.evidence.length > 0 ? next.evidence.concat(res.evidence) : next.evidence,
+      rejected,
+      updatedAt: deps.clock.now(),
+    };
+    deps.emit({
+      type: 'decision_applied',
+      runId: state.runId,
+      toolCallId: call.toolCallId,
+      decision: d.kind,
+      ...(d.by ? { by: d.by } : {}),
+    });
+    if (deps.checkpoint) await deps.checkpoint(next);
+  }
+  if (next.turn!.pending.length > 0) return { type: 'interruption', state: next, gated: next.turn!.pending };
+  const now = deps.clock.now();
+  const resumed: RunState = {
+    ...flushTurn(next),
+    status: 'running',
+    usage: { ...next.usage, activeSince: now },
+    updatedAt: now,
+  };
+  if (deps.checkpoint) await deps.checkpoint(resumed);
+  return { type: 'run_again', state: resumed };
+}
+
+/** Cancels a run at a step boundary: pending gated calls are answered as cancelled and never run. */
+export function cancelRun(state: RunState, deps: Pick<EngineDeps, 'clock' | 'emit'>, who?: string): RunState {
+  if (state.status !== 'running' && state.status !== 'awaiting_approval') {
+    throw new RunStatusError(state.status, 'cancel');
+  }
+  const message = who ? `Cancelled by <@${who}>.` : 'Cancelled.';
+  return endRun(state, { reason: 'cancelled', message }, deps);
+}

@@ -1,0 +1,63 @@
+import type { Stop } from './budget.js';
+import { errorResult } from './observation.js';
+import { fillOpenSlots, flushTurn } from './turn.js';
+import type { ActionRecord, EngineDeps, RunState, RunStatus, StopReason } from './types.js';
+
+const STATUS_OF: Record<StopReason, RunStatus> = {
+  completed: 'completed',
+  max_steps: 'stopped',
+  deadline: 'stopped',
+  token_budget: 'stopped',
+  cost_budget: 'stopped',
+  loop_detected: 'stopped',
+  tool_errors: 'stopped',
+  model_error: 'failed',
+  validation_failed: 'failed',
+  cancelled: 'cancelled',
+};
+
+/** Freezes the active-time clock: time spent paused or after the end does not count. */
+export function pauseClock(state: RunState, now: number): RunState {
+  const { usage } = state;
+  if (usage.activeSince === null) return state;
+  return {
+    ...state,
+    usage: { ...usage, activeMs: usage.activeMs + Math.max(0, now - usage.activeSince), activeSince: null },
+  };
+}
+
+/**
+ * Ends the run. Calls of an open turn that have no result yet get one saying they were not executed,
+ * so the stored conversation stays valid (a follow-up in the thread reuses it).
+ */
+export function endRun(state: RunState, stop: Stop, deps: Pick<EngineDeps, 'clock' | 'emit'>): RunState {
+  const now = deps.clock.now();
+  let next = state;
+  if (next.turn) {
+    const pending = next.turn.pending;
+    const notExecuted: ActionRecord[] = pending.map((p) => ({
+      toolCallId: p.toolCallId,
+      tool: p.tool,
+      argsHash: p.argsHash,
+      outcome: stop.reason === 'cancelled' ? 'cancelled' : 'not_executed',
+      summary: `not executed: ${stop.message}`,
+    }));
+    const code = stop.reason === 'cancelled' ? 'cancelled' : 'run_stopped';
+    next = {
+      ...next,
+      actions: notExecuted.length > 0 ? next.actions.concat(notExecuted) : next.actions,
+      turn: fillOpenSlots(next.turn, (_id, tool) =>
+        errorResult(
+          code,
+          `Not executed: ${tool} was not run because the run ended (${stop.reason}). ${stop.message}`,
+        ),
+      ),
+    };
+    next = flushTurn(next);
+  }
+  next = pauseClock(next, now);
+  const status = STATUS_OF[stop.reason];
+  next = { ...next, status, stopReason: stop.reason, stopMessage: stop.message, updatedAt: now };
+  deps.emit({ type: 'finished', runId: next.runId, status, stopReason: stop.reason, message: stop.message });
+  return next;
+}

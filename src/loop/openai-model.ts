@@ -1,0 +1,257 @@
+/**
+ * The model port over OpenAI Chat Completions (api.openai.com or any OpenAI-compatible server). The only
+ * module of loopgate that imports `openai`.
+ *
+ * Retries are the SDK's own: 408, 409, 429 and 5xx answers, connection errors and per-attempt timeouts
+ * are retried up to `maxRetries` times with exponential backoff, honouring `retry-after-ms` and
+ * `Retry-After` (and `x-should-retry`). Whatever still fails becomes a `ModelError`.
+ *
+ * Aborts: when `request.signal` aborts, `complete` rejects at once with a `ModelError` (`retryable:
+ * false`, no status, message "model request aborted: <reason>"), even while the SDK sleeps before a
+ * retry; the abort is never rethrown as such.
+ */
+import { randomUUID } from 'node:crypto';
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import { z } from 'zod';
+import { ModelError } from './errors.js';
+import type { Message, ModelPort, ModelReply, ModelRequest, ToolCall, ToolSchema } from './types.js';
+
+type WireMessage = OpenAI.Chat.ChatCompletionMessageParam;
+type WireRequest = OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
+
+const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+
+export interface OpenAIModelOptions {
+  apiKey: string;
+  /** Any OpenAI-compatible server. Default `https://api.openai.com/v1`; never read from the environment. */
+  baseURL?: string;
+  /** Model asked for; the reply's own model name is what `ModelReply.model` reports. */
+  model: string;
+  /** Retries after the first attempt. Default 2. */
+  maxRetries?: number;
+  /** Per attempt, so the worst case is about (maxRetries + 1) × timeoutMs plus backoff. Default 120 000. */
+  timeoutMs?: number;
+  /** Sent only when given. */
+  temperature?: number;
+  /** Sent as `parallel_tool_calls` whenever tools are offered. Default true. */
+  parallelToolCalls?: boolean;
+}
+
+const optionsSchema = z.object({
+  apiKey: z.string().min(1, 'apiKey must not be empty'),
+  baseURL: z.url().optional(),
+  model: z.string().min(1, 'model must not be empty'),
+  maxRetries: z.number().int().min(0).default(2),
+  timeoutMs: z.number().int().positive().default(120_000),
+  temperature: z.number().min(0).max(2).optional(),
+  parallelToolCalls: z.boolean().default(true),
+}) satisfies z.ZodType<unknown, OpenAIModelOptions>;
+
+/** Creates the model port. Throws a ZodError naming the bad option. */
+export function createOpenAIModel(opts: OpenAIModelOptions): ModelPort {
+  const o = optionsSchema.parse(opts);
+  const baseURL = o.baseURL ?? DEFAULT_BASE_URL;
+  const client = new OpenAI({ apiKey: o.apiKey, baseURL, maxRetries: o.maxRetries, timeout: o.timeoutMs });
+  const describe = { baseURL, maxRetries: o.maxRetries, timeoutMs: o.timeoutMs };
+
+  return {
+    async complete(request: ModelRequest): Promise<ModelReply> {
+      const { signal } = request;
+      if (signal.aborted) throw abortedError(signal);
+      const body: WireRequest = {
+        model: o.model,
+        messages: request.messages.map(toWireMessage),
+        ...(request.tools.length > 0 && {
+          tools: request.tools.map(toWireTool),
+          parallel_tool_calls: o.parallelToolCalls,
+        }),
+        ...(request.maxOutputTokens !== undefined && { max_completion_tokens: request.maxOutputTokens }),
+        ...(o.temperature !== undefined && { temperature: o.temperature }),
+      };
+      let completion: unknown;
+      try {
+        completion = await untilAborted(client.chat.completions.create(body, { signal }), signal);
+      } catch (err) {
+        throw toModelError(err, signal, describe);
+      }
+      return toReply(completion, o.model, baseURL);
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Request mapping
+// ---------------------------------------------------------------------------------------------------
+
+function toWireMessage(m: Message): WireMessage {
+  switch (m.role) {
+    case 'system':
+      return { role: 'system', content: m.content };
+    case 'user': {
+      const name = m.name === undefined ? '' : wireName(m.name);
+      return name === '' ? { role: 'user', content: m.content } : { role: 'user', content: m.content, name };
+    }
+    case 'assistant': {
+      const calls = m.toolCalls ?? [];
+      // The API refuses an empty `tool_calls` array and a null content without tool calls.
+      if (calls.length === 0) return { role: 'assistant', content: m.content ?? '' };
+      return {
+        role: 'assistant',
+        content: m.content,
+        tool_calls: calls.map((c) => ({
+          id: c.id,
+          type: 'function',
+          function: { name: c.name, arguments: c.arguments },
+        })),
+      };
+    }
+    case 'tool':
+      return { role: 'tool', tool_call_id: m.toolCallId, content: m.content };
+  }
+}
+
+/** The API accepts participant names matching ^[a-zA-Z0-9_-]{1,64}$ and refuses the request otherwise. */
+function wireName(name: string): string {
+  return name.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64);
+}
+
+function toWireTool(t: ToolSchema): OpenAI.Chat.ChatCompletionFunctionTool {
+  return {
+    type: 'function',
+    function: { name: t.name, description: t.description, parameters: t.parameters },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Reply mapping: checked with zod, because compatible servers differ from the SDK's types
+// ---------------------------------------------------------------------------------------------------
+
+const completionSchema = z.object({
+  model: z.string().optional(),
+  choices: z
+    .array(
+      z.object({
+        message: z.object({
+          content: z.string().nullish(),
+          refusal: z.string().nullish(),
+          tool_calls: z
+            .array(
+              z.object({
+                id: z.string().nullish(),
+                type: z.string().nullish(),
+                function: z.object({ name: z.string(), arguments: z.unknown() }).nullish(),
+              }),
+            )
+            .nullish(),
+        }),
+      }),
+    )
+    .min(1),
+  usage: z.object({ prompt_tokens: z.number().nullish(), completion_tokens: z.number().nullish() }).nullish(),
+});
+
+function toReply(completion: unknown, requestedModel: string, baseURL: string): ModelReply {
+  const parsed = completionSchema.safeParse(completion);
+  if (!parsed.success) {
+    throw new ModelError(
+      `model server at ${baseURL} returned an unusable chat completion: ${z.prettifyError(parsed.error)}`,
+      { retryable: false, cause: parsed.error },
+    );
+  }
+  const { message } = parsed.data.choices[0]!;
+  const toolCalls: ToolCall[] = [];
+  for (const call of message.tool_calls ?? []) {
+    // Only function calls: we offer no other tool type. Some compatible servers omit `type` or `id`;
+    // a missing id is made up because the engine pairs every call with its result by id.
+    if (!call.function || (call.type != null && call.type !== 'function')) continue;
+    const args = call.function.arguments;
+    toolCalls.push({
+      id: call.id || `call_${randomUUID()}`,
+      name: call.function.name,
+      arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}),
+    });
+  }
+  return {
+    // A refusal is the model's answer in words; the engine validates an empty reply.
+    content: message.content ?? message.refusal ?? (toolCalls.length > 0 ? null : ''),
+    toolCalls,
+    usage: {
+      inputTokens: parsed.data.usage?.prompt_tokens ?? 0,
+      outputTokens: parsed.data.usage?.completion_tokens ?? 0,
+    },
+    model: parsed.data.model || requestedModel,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Errors and aborts
+// ---------------------------------------------------------------------------------------------------
+
+/** Rejects as soon as `signal` aborts: the SDK's sleep before a retry does not watch the signal. */
+function untilAborted<T>(work: PromiseLike<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortedError(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
+}
+
+function abortedError(signal: AbortSignal): ModelError {
+  const reason = signal.reason instanceof Error ? signal.reason.message : String(signal.reason);
+  return new ModelError(`model request aborted: ${reason}`, { retryable: false, cause: signal.reason });
+}
+
+interface Described {
+  baseURL: string;
+  maxRetries: number;
+  timeoutMs: number;
+}
+
+function toModelError(err: unknown, signal: AbortSignal, d: Described): ModelError {
+  if (err instanceof ModelError) return err;
+  if (signal.aborted || err instanceof APIUserAbortError) return abortedError(signal);
+  const retried = d.maxRetries > 0 ? `, given up after ${d.maxRetries} retries` : '';
+  if (err instanceof APIConnectionTimeoutError) {
+    return new ModelError(`model server at ${d.baseURL} did not answer within ${d.timeoutMs} ms${retried}`, {
+      retryable: true,
+      cause: err,
+    });
+  }
+  if (err instanceof APIConnectionError) {
+    return new ModelError(`model server at ${d.baseURL} unreachable${retried}: ${describeCause(err)}`, {
+      retryable: true,
+      cause: err,
+    });
+  }
+  if (err instanceof APIError && err.status !== undefined) {
+    const { status } = err;
+    const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
+    const sdkRetried = retryable && err.headers?.get('x-should-retry') !== 'false' ? retried : '';
+    // The SDK's message starts with the status; keep only the server's words after it.
+    const serverMessage = err.message.replace(new RegExp(`^${status} `), '');
+    return new ModelError(
+      `model server at ${d.baseURL} answered HTTP ${status}${sdkRetried}: ${serverMessage}`,
+      {
+        status,
+        retryable,
+        cause: err,
+      },
+    );
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return new ModelError(`model request to ${d.baseURL} failed: ${message}`, { retryable: false, cause: err });
+}
+
+function describeCause(err: APIConnectionError): string {
+  const cause = err.cause instanceof Error ? (err.cause.cause ?? err.cause) : undefined;
+  return cause instanceof Error ? `${err.message} (${cause.message})` : err.message;
+}

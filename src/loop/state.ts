@@ -1,0 +1,58 @@
+import { type Message, type Requester, RUN_STATE_VERSION, type RunLimits, type RunState } from './types.js';
+
+export const DEFAULT_LIMITS: RunLimits = {
+  maxSteps: 12,
+  deadlineMs: 300_000,
+  maxTokens: 200_000,
+  maxCostUsd: 0.5,
+  prices: {},
+  defaultPrice: { inputPerMTok: 0.4, outputPerMTok: 1.6 },
+  maxConsecutiveToolErrors: 3,
+  maxIdenticalCalls: 3,
+  maxObservationChars: 16_000,
+  toolTimeoutMs: 30_000,
+  maxAnswerRetries: 2,
+  maxAnswerChars: 36_000,
+};
+
+export interface NewRun {
+  runId: string;
+  requester: Requester;
+  systemPrompt: string;
+  /** Earlier turns of the same Slack thread, oldest first (user and assistant text only). */
+  history?: Message[];
+  question: string;
+  limits?: Partial<RunLimits>;
+  now: number;
+}
+
+export function createRun(input: NewRun): RunState {
+  return {
+    version: RUN_STATE_VERSION,
+    runId: input.runId,
+    status: 'running',
+    requester: input.requester,
+    messages: [
+      { role: 'system', content: input.systemPrompt },
+      ...(input.history ?? []),
+      { role: 'user', content: input.question },
+    ],
+    step: 0,
+    usage: { inputTokens: 0, outputTokens: 0, costUsd: 0, activeMs: 0, activeSince: input.now },
+    limits: { ...DEFAULT_LIMITS, ...input.limits },
+    turn: null,
+    actions: [],
+    evidence: [],
+    rejected: {},
+    brakes: { consecutiveToolErrors: 0, lastCallSignature: null, identicalCalls: 0 },
+    answerRetries: 0,
+    answer: null,
+    stopReason: null,
+    stopMessage: null,
+    createdAt: input.now,
+    updatedAt: input.now,
+  };
+}
+
+export const isFinished = (s: RunState): boolean =>
+  s.status === 'completed' || s.status === 'failed' || s.status === 'stopped' || s.status === 'cancelled';

@@ -1,0 +1,309 @@
+import { checkAnswer } from './answer.js';
+import { costOf, exhaustedBudget, priceFor, remainingMs, remainingTokens } from './budget.js';
+import { RunStatusError } from './errors.js';
+import { type CallContext, executeCall, previewCall } from './execute.js';
+import { endRun, pauseClock } from './finish.js';
+import { summarise } from './observation.js';
+import { type PreparedCall, prepareCall } from './prepare.js';
+import { toolSchemas } from './tool-schemas.js';
+import { flushTurn, normaliseCallIds, openTurn, setSlot, turnCalls } from './turn.js';
+import type {
+  EngineDeps,
+  Evidence,
+  GatedCall,
+  ModelReply,
+  RunState,
+  StepOutcome,
+  ToolResult,
+} from './types.js';
+
+const final = (state: RunState): StepOutcome => ({ type: 'final', state });
+
+async function save(state: RunState, deps: EngineDeps): Promise<RunState> {
+  if (deps.checkpoint) await deps.checkpoint(state);
+  return state;
+}
+
+/**
+ * Advances a running run by one step: calls the model, then acts on its reply. A run recovered with a
+ * turn still open (a crash after the model replied) resumes at the tool calls and reuses the reply.
+ * Throws only for a run that is not `running` or when `checkpoint` throws.
+ */
+export async function step(state: RunState, deps: EngineDeps): Promise<StepOutcome> {
+  if (state.status !== 'running') throw new RunStatusError(state.status, 'step');
+  if (state.turn) return processTurn(state, deps);
+
+  const started = deps.clock.now();
+  const over = exhaustedBudget(state, started);
+  if (over) return final(await save(endRun(state, over, deps), deps));
+
+  const stepNo = state.step + 1;
+  deps.emit({ type: 'step_started', runId: state.runId, step: stepNo });
+  let reply: ModelReply;
+  const controller = new AbortController();
+  const deadline = setTimeout(() => controller.abort(), Math.max(0, remainingMs(state, started)));
+  try {
+    reply = await deps.model.complete({
+      messages: state.messages,
+      tools: toolSchemas(deps.tools),
+      signal: controller.signal,
+      maxOutputTokens: remainingTokens(state),
+    });
+  } catch (err) {
+    const counted = { ...state, step: stepNo };
+    const stop = controller.signal.aborted
+      ? {
+          reason: 'deadline' as const,
+          message: 'Stopped: the run ran out of working time waiting for the model.',
+        }
+      : {
+          reason: 'model_error' as const,
+          message: `The model could not be reached: ${err instanceof Error ? err.message : String(err)}`,
+        };
+    return final(await save(endRun(counted, stop, deps), deps));
+  } finally {
+    clearTimeout(deadline);
+  }
+  const now = deps.clock.now();
+  deps.emit({
+    type: 'model_replied',
+    runId: state.runId,
+    step: stepNo,
+    toolCalls: reply.toolCalls.length,
+    durationMs: now - started,
+    usage: reply.usage,
+  });
+  const usage = {
+    ...state.usage,
+    inputTokens: state.usage.inputTokens + reply.usage.inputTokens,
+    outputTokens: state.usage.outputTokens + reply.usage.outputTokens,
+    costUsd: state.usage.costUsd + costOf(reply.usage, priceFor(state.limits, reply.model)),
+  };
+  const next: RunState = { ...state, step: stepNo, usage, updatedAt: now };
+
+  if (reply.toolCalls.length === 0) return handleAnswer(next, reply.content ?? '', deps);
+
+  const calls = normaliseCallIds(reply.toolCalls, stepNo);
+  const withTurn: RunState = {
+    ...next,
+    messages: next.messages.concat({ role: 'assistant', content: reply.content, toolCalls: calls }),
+    turn: openTurn(calls),
+  };
+  return processTurn(await save(withTurn, deps), deps);
+}
+
+async function handleAnswer(state: RunState, content: string, deps: EngineDeps): Promise<StepOutcome> {
+  const check = checkAnswer(content, state, deps.validateAnswer);
+  const withReply: RunState = {
+    ...state,
+    messages: state.messages.concat({ role: 'assistant', content }),
+  };
+  if (check.ok) {
+    const done = endRun(
+      { ...withReply, answer: check.parts },
+      { reason: 'completed', message: 'Completed.' },
+      deps,
+    );
+    return final(await save(done, deps));
+  }
+  deps.emit({ type: 'answer_rejected', runId: state.runId, problems: check.problems });
+  const retries = state.answerRetries + 1;
+  if (retries > state.limits.maxAnswerRetries) {
+    const stop = {
+      reason: 'validation_failed' as const,
+      message: `The model's answer was refused ${retries} times: ${check.problems.join(' ')}`,
+    };
+    return final(await save(endRun({ ...withReply, answerRetries: retries }, stop, deps), deps));
+  }
+  const correction = `[loopgate] Your final answer was not accepted:\n- ${check.problems.join('\n- ')}\nFix this and answer again.`;
+  const retry: RunState = {
+    ...withReply,
+    answerRetries: retries,
+    messages: withReply.messages.concat({ role: 'user', content: correction }),
+  };
+  return { type: 'run_again', state: await save(retry, deps) };
+}
+
+/** Updates the identical-call streak call by call; returns the index of the call that trips it, or -1. */
+function trackRepeats(
+  state: RunState,
+  prepared: readonly PreparedCall[],
+): { state: RunState; trippedAt: number } {
+  let { lastCallSignature, identicalCalls } = state.brakes;
+  let trippedAt = -1;
+  prepared.forEach((p, i) => {
+    identicalCalls = p.signature === lastCallSignature ? identicalCalls + 1 : 1;
+    lastCallSignature = p.signature;
+    if (trippedAt < 0 && identicalCalls >= state.limits.maxIdenticalCalls) trippedAt = i;
+  });
+  return { state: { ...state, brakes: { ...state.brakes, lastCallSignature, identicalCalls } }, trippedAt };
+}
+
+/** Counts failed results in a row, in call order; gated calls (not yet results) leave the count alone. */
+function trackErrors(state: RunState, results: readonly (ToolResult | null)[]): RunState {
+  let errors = state.brakes.consecutiveToolErrors;
+  for (const r of results) {
+    if (r === null) continue;
+    errors = r.ok ? 0 : errors + 1;
+  }
+  return { ...state, brakes: { ...state.brakes, consecutiveToolErrors: errors } };
+}
+
+function callContext(state: RunState, toolCallId: string, deps: EngineDeps): CallContext {
+  return {
+    runId: state.runId,
+    toolCallId,
+    requester: state.requester,
+    logger: deps.logger.child({ runId: state.runId, toolCallId }),
+  };
+}
+
+function timeoutFor(state: RunState, toolTimeoutMs: number | undefined, now: number): number {
+  return Math.max(0, Math.min(toolTimeoutMs ?? state.limits.toolTimeoutMs, remainingMs(state, now)));
+}
+
+/** Executes the read calls of a turn in parallel; each gets its own timeout, bounded by the deadline. */
+async function runReads(
+  state: RunState,
+  prepared: readonly PreparedCall[],
+  deps: EngineDeps,
+): Promise<{ results: (ToolResult | null)[]; evidence: Evidence[] }> {
+  const now = deps.clock.now();
+  const evidence: Evidence[] = [];
+  const results = await Promise.all(
+    prepared.map(async (p): Promise<ToolResult | null> => {
+      if (p.kind === 'error') {
+        deps.emit({
+          type: 'tool_finished',
+          runId: state.runId,
+          toolCallId: p.call.id,
+          tool: p.call.name,
+          effect: deps.tools.get(p.call.name)?.effect ?? 'read',
+          ok: false,
+          code: p.result.ok ? undefined : p.result.error.code,
+          durationMs: 0,
+        });
+        return p.result;
+      }
+      if (p.kind === 'gated') return null;
+      deps.emit({
+        type: 'tool_started',
+        runId: state.runId,
+        toolCallId: p.call.id,
+        tool: p.tool.name,
+        effect: 'read',
+        args: p.args,
+      });
+      const ran = await executeCall(
+        p.tool,
+        p.args,
+        callContext(state, p.call.id, deps),
+        timeoutFor(state, p.tool.timeoutMs, now),
+        state.limits.maxObservationChars,
+      );
+      deps.emit({
+        type: 'tool_finished',
+        runId: state.runId,
+        toolCallId: p.call.id,
+        tool: p.tool.name,
+        effect: 'read',
+        ok: ran.result.ok,
+        code: ran.result.ok ? undefined : ran.result.error.code,
+        durationMs: ran.durationMs,
+      });
+      if (ran.result.ok) {
+        evidence.push({
+          toolCallId: p.call.id,
+          tool: p.tool.name,
+          kind: 'result',
+          ok: true,
+          summary: summarise(ran.result),
+          at: deps.clock.now(),
+        });
+      }
+      return ran.result;
+    }),
+  );
+  return { results, evidence };
+}
+
+async function gate(
+  state: RunState,
+  prepared: readonly PreparedCall[],
+  deps: EngineDeps,
+): Promise<GatedCall[]> {
+  const now = deps.clock.now();
+  const reason = turnReason(state);
+  const gated: GatedCall[] = [];
+  for (const p of prepared) {
+    if (p.kind !== 'gated') continue;
+    const ctx = callContext(state, p.call.id, deps);
+    const preview = await previewCall(p.tool, p.args, ctx, timeoutFor(state, p.tool.timeoutMs, now));
+    gated.push({
+      toolCallId: p.call.id,
+      tool: p.tool.name,
+      effect: p.tool.effect === 'notify' ? 'notify' : 'write',
+      args: p.args,
+      argsHash: p.hash,
+      ...(preview === undefined ? {} : { preview }),
+      ...(reason === undefined ? {} : { reason }),
+      idempotent: p.tool.idempotent === true,
+    });
+  }
+  return gated;
+}
+
+/** The model's own words in the turn's assistant message: its stated reason for the calls. */
+function turnReason(state: RunState): string | undefined {
+  const last = state.messages[state.messages.length - 1];
+  const text = last?.role === 'assistant' ? last.content?.trim() : undefined;
+  return text ? text : undefined;
+}
+
+/**
+ * Acts on the open turn: errors become results, reads execute, gated calls pause the run. Brakes are
+ * checked here, where the model cannot argue with them.
+ */
+async function processTurn(state: RunState, deps: EngineDeps): Promise<StepOutcome> {
+  const calls = turnCalls(state);
+  const prepared = calls.map((c) => prepareCall(c, deps.tools, state));
+
+  const repeats = trackRepeats(state, prepared);
+  let next = repeats.state;
+  if (repeats.trippedAt >= 0) {
+    const name = calls[repeats.trippedAt]!.name;
+    const stop = {
+      reason: 'loop_detected' as const,
+      message: `Stopped: the model called ${name} with the same arguments ${next.limits.maxIdenticalCalls} times in a row.`,
+    };
+    return final(await save(endRun(next, stop, deps), deps));
+  }
+
+  const { results, evidence } = await runReads(next, prepared, deps);
+  let turn = next.turn!;
+  results.forEach((r, i) => {
+    if (r) turn = setSlot(turn, calls[i]!.id, r);
+  });
+  next = trackErrors({ ...next, turn, evidence: next.evidence.concat(evidence) }, results);
+  if (next.brakes.consecutiveToolErrors >= next.limits.maxConsecutiveToolErrors) {
+    const stop = {
+      reason: 'tool_errors' as const,
+      message: `Stopped after ${next.brakes.consecutiveToolErrors} failed tool calls in a row.`,
+    };
+    return final(await save(endRun(next, stop, deps), deps));
+  }
+
+  const gated = await gate(next, prepared, deps);
+  const now = deps.clock.now();
+  if (gated.length > 0) {
+    const paused: RunState = {
+      ...pauseClock(next, now),
+      status: 'awaiting_approval',
+      turn: { ...next.turn!, pending: gated },
+      updatedAt: now,
+    };
+    deps.emit({ type: 'approval_needed', runId: state.runId, calls: gated });
+    return { type: 'interruption', state: await save(paused, deps), gated };
+  }
+  return { type: 'run_again', state: await save({ ...flushTurn(next), updatedAt: now }, deps) };
+}

@@ -1,0 +1,317 @@
+/**
+ * A fake OpenAI-compatible Chat Completions server for tests: a real HTTP server on 127.0.0.1 (random
+ * port) that answers `POST /v1/chat/completions` (or `/chat/completions`) from a script.
+ *
+ * Used in-process by the adapter's tests and, through `OPENAI_BASE_URL=<fake.url>`, by end-to-end tests
+ * whose bot and worker processes reach it over HTTP.
+ *
+ * - Each request consumes exactly one script step, in arrival order. A step is a reply, an error, a
+ *   delay before another step, or a function of the recorded request returning a step (to answer from
+ *   the conversation so far).
+ * - Every accepted request is recorded (`requests`: path, lower-cased headers, validated JSON body).
+ * - Requests are checked like the real API checks them: a body that is not a non-streaming chat request,
+ *   or whose tool messages do not answer the preceding assistant `tool_calls` one for one, gets a 400,
+ *   consumes no step, and is listed in `malformed`, so a broken conversation fails loudly.
+ * - When the script runs out the fake answers 500 with `x-should-retry: false` (the SDK then does not
+ *   retry) and a message saying so.
+ */
+import { once } from 'node:events';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { z } from 'zod';
+
+// ---------------------------------------------------------------------------------------------------
+// The request the fake accepts
+// ---------------------------------------------------------------------------------------------------
+
+const textContent = z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]);
+
+const wireToolCall = z.looseObject({
+  id: z.string().min(1),
+  type: z.literal('function'),
+  function: z.looseObject({ name: z.string().min(1), arguments: z.string() }),
+});
+
+const wireMessage = z.discriminatedUnion('role', [
+  z.looseObject({ role: z.enum(['system', 'developer']), content: textContent }),
+  z.looseObject({ role: z.literal('user'), content: textContent, name: z.string().optional() }),
+  z.looseObject({
+    role: z.literal('assistant'),
+    content: textContent.nullish(),
+    tool_calls: z.array(wireToolCall).min(1).optional(),
+  }),
+  z.looseObject({ role: z.literal('tool'), tool_call_id: z.string().min(1), content: textContent }),
+]);
+
+const chatRequest = z.looseObject({
+  model: z.string().min(1),
+  messages: z.array(wireMessage).min(1),
+  tools: z
+    .array(
+      z.looseObject({
+        type: z.literal('function'),
+        function: z.looseObject({
+          name: z.string().min(1),
+          description: z.string().optional(),
+          parameters: z.record(z.string(), z.unknown()).optional(),
+        }),
+      }),
+    )
+    .min(1)
+    .optional(),
+  parallel_tool_calls: z.boolean().optional(),
+  max_completion_tokens: z.number().int().positive().optional(),
+  max_tokens: z.number().int().positive().optional(),
+  temperature: z.number().optional(),
+  stream: z.literal(false).optional(),
+});
+
+/** A validated Chat Completions request body (unknown extra fields are kept). */
+export type ChatRequest = z.infer<typeof chatRequest>;
+export type WireMessage = z.infer<typeof wireMessage>;
+
+export interface RecordedRequest {
+  path: string;
+  /** Header names are lower-case, as Node gives them. */
+  headers: IncomingHttpHeaders;
+  body: ChatRequest;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The script
+// ---------------------------------------------------------------------------------------------------
+
+export interface FakeToolCall {
+  /** Default: `call_<request number>_<index>`, unique within one fake server. */
+  id?: string;
+  name: string;
+  /** Sent exactly as given, so tests can send malformed JSON. */
+  arguments: string;
+}
+
+/** A 200 reply. */
+export interface FakeReply {
+  /** Default null. */
+  content?: string | null;
+  toolCalls?: FakeToolCall[];
+  /** A refusal text (content is then usually null). */
+  refusal?: string;
+  /** Default `{ prompt_tokens: 10, completion_tokens: 5 }`; null leaves `usage` out of the reply. */
+  usage?: { prompt_tokens: number; completion_tokens: number } | null;
+  /** Model name in the reply; default: the request's model. */
+  model?: string;
+}
+
+/**
+ * A raw HTTP answer, usually an error (any status works, e.g. a 200 with a body that is no completion).
+ * `body` defaults to an OpenAI-style `{ error: { message, type, param, code } }`.
+ */
+export interface FakeError {
+  status: number;
+  /** An object is sent as JSON, a string as text/plain. */
+  body?: unknown;
+  /** E.g. `{ 'retry-after': '0' }` or `{ 'retry-after-ms': '10' }`. */
+  headers?: Record<string, string>;
+}
+
+/**
+ * Wait `delayMs`, then answer with `step` (the wait ends early when the client goes away). Not named
+ * `then`: an object with a `then` function is a thenable, and `await` would call it.
+ */
+export interface FakeDelay {
+  delayMs: number;
+  step: FakeStep;
+}
+
+export type FakeStepFn = (request: RecordedRequest) => FakeStep | Promise<FakeStep>;
+
+export type FakeStep = FakeReply | FakeError | FakeDelay | FakeStepFn;
+
+export interface FakeOpenAI {
+  /** Base URL ending in `/v1`: give it to the SDK as `baseURL` or to a process as `OPENAI_BASE_URL`. */
+  url: string;
+  /** Accepted chat requests, in arrival order. */
+  requests: RecordedRequest[];
+  /** Requests refused with 400 before consuming a step, with the reason. */
+  malformed: { path: string; problem: string }[];
+  /** Append steps to the script. */
+  push(...steps: FakeStep[]): void;
+  /** Steps not consumed yet. */
+  remaining(): number;
+  /** Stops listening and drops open connections (pending delays end with them). Safe to call twice. */
+  close(): Promise<void>;
+}
+
+const DEFAULT_USAGE = { prompt_tokens: 10, completion_tokens: 5 };
+const CHAT_PATHS = new Set(['/v1/chat/completions', '/chat/completions']);
+
+export async function startFakeOpenAI(script: FakeStep[] = []): Promise<FakeOpenAI> {
+  const steps = [...script];
+  const requests: RecordedRequest[] = [];
+  const malformed: { path: string; problem: string }[] = [];
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      if (!res.headersSent) sendJson(res, 500, errorBody(`fake OpenAI crashed: ${String(err)}`), {});
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const raw = await readBody(req);
+    if (req.method !== 'POST' || !CHAT_PATHS.has(path)) {
+      sendJson(res, 404, errorBody(`fake OpenAI: no route for ${req.method} ${path}`), {});
+      return;
+    }
+    const problem = checkRequest(raw);
+    if (typeof problem === 'string') {
+      malformed.push({ path, problem });
+      sendJson(res, 400, errorBody(problem, 'invalid_request_error'), {});
+      return;
+    }
+    const recorded: RecordedRequest = { path, headers: req.headers, body: problem };
+    requests.push(recorded);
+    const number = requests.length;
+    const step = steps.shift();
+    if (step === undefined) {
+      const message = `fake OpenAI: script exhausted, no step left for request #${number}`;
+      sendJson(res, 500, errorBody(message), { 'x-should-retry': 'false' });
+      return;
+    }
+    await answer(step, recorded, number, res);
+  }
+
+  async function answer(step: FakeStep, request: RecordedRequest, number: number, res: ServerResponse) {
+    if (typeof step === 'function') {
+      await answer(await step(request), request, number, res);
+    } else if ('delayMs' in step) {
+      await waitUnlessClosed(step.delayMs, res);
+      if (!res.destroyed) await answer(step.step, request, number, res);
+    } else if ('status' in step) {
+      const body = step.body ?? errorBody(`fake OpenAI: scripted error ${step.status}`);
+      if (typeof body === 'string') {
+        res.writeHead(step.status, { 'content-type': 'text/plain', ...step.headers }).end(body);
+      } else {
+        sendJson(res, step.status, body, step.headers ?? {});
+      }
+    } else {
+      sendJson(res, 200, completionBody(step, request.body.model, number), {});
+    }
+  }
+
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests,
+    malformed,
+    push: (...more) => {
+      steps.push(...more);
+    },
+    remaining: () => steps.length,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        if (!server.listening) return resolve();
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Checking requests, building replies
+// ---------------------------------------------------------------------------------------------------
+
+/** The validated body, or why the real API would refuse it. */
+function checkRequest(raw: string): ChatRequest | string {
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    return 'request body is not JSON';
+  }
+  const parsed = chatRequest.safeParse(json);
+  if (!parsed.success) return `invalid chat request: ${z.prettifyError(parsed.error)}`;
+  if (parsed.data.parallel_tool_calls !== undefined && parsed.data.tools === undefined) {
+    return "parallel_tool_calls is only allowed when 'tools' are specified";
+  }
+  return checkToolPairing(parsed.data.messages) ?? parsed.data;
+}
+
+/** Like the real API: every assistant tool call is answered by the tool messages right after it. */
+function checkToolPairing(messages: WireMessage[]): string | undefined {
+  let open = new Set<string>();
+  for (const [i, m] of messages.entries()) {
+    if (m.role === 'tool') {
+      if (!open.delete(m.tool_call_id)) {
+        return `messages[${i}]: tool message answers '${m.tool_call_id}', which no preceding assistant message asked for (or it was answered already)`;
+      }
+      continue;
+    }
+    if (open.size > 0) {
+      return `messages[${i}]: assistant tool_calls not answered before it: ${[...open].join(', ')}`;
+    }
+    if (m.role === 'assistant' && m.tool_calls) open = new Set(m.tool_calls.map((c) => c.id));
+  }
+  return open.size > 0 ? `tool_calls not answered at the end: ${[...open].join(', ')}` : undefined;
+}
+
+function completionBody(reply: FakeReply, requestModel: string, number: number): object {
+  const toolCalls = (reply.toolCalls ?? []).map((c, i) => ({
+    id: c.id ?? `call_${number}_${i}`,
+    type: 'function',
+    function: { name: c.name, arguments: c.arguments },
+  }));
+  const usage = reply.usage === undefined ? DEFAULT_USAGE : reply.usage;
+  return {
+    id: `chatcmpl-fake-${number}`,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: reply.model ?? requestModel,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: reply.content ?? null,
+          refusal: reply.refusal ?? null,
+          ...(toolCalls.length > 0 && { tool_calls: toolCalls }),
+        },
+        finish_reason: toolCalls.length > 0 ? 'tool_calls' : 'stop',
+        logprobs: null,
+      },
+    ],
+    ...(usage !== null && {
+      usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+    }),
+  };
+}
+
+function errorBody(message: string, type = 'server_error'): object {
+  return { error: { message, type, param: null, code: null } };
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string>): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Resolves after `ms`, or as soon as the client closes the connection (abort, timeout, close()). */
+function waitUnlessClosed(ms: number, res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      res.off('close', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    res.on('close', done);
+  });
+}

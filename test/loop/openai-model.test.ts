@@ -1,0 +1,342 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { ModelError } from '../../src/loop/errors.js';
+import { createOpenAIModel, type OpenAIModelOptions } from '../../src/loop/openai-model.js';
+import type { Message, ModelRequest, ToolSchema } from '../../src/loop/types.js';
+import { type FakeOpenAI, type FakeStep, startFakeOpenAI } from '../fakes/openai-server.js';
+
+const API_KEY = 'sk-test-123';
+const USER_ASKS: Message[] = [
+  { role: 'system', content: 'You are loopgate.' },
+  { role: 'user', content: 'Is payments healthy?', name: 'U012ABC' },
+];
+const STATUS_TOOL: ToolSchema = {
+  name: 'http_get',
+  description: 'GET a status page',
+  parameters: { type: 'object', properties: { url: { type: 'string' } }, required: ['url'] },
+};
+
+let fake: FakeOpenAI | undefined;
+afterEach(async () => {
+  await fake?.close();
+  fake = undefined;
+});
+
+async function setUp(script: FakeStep[], opts: Partial<OpenAIModelOptions> = {}) {
+  fake = await startFakeOpenAI(script);
+  const model = createOpenAIModel({ apiKey: API_KEY, baseURL: fake.url, model: 'gpt-test', ...opts });
+  return { fake, model };
+}
+
+function ask(overrides: Partial<ModelRequest> = {}): ModelRequest {
+  return { messages: USER_ASKS, tools: [], signal: new AbortController().signal, ...overrides };
+}
+
+async function modelError(promise: Promise<unknown>): Promise<ModelError> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ModelError);
+  return err as ModelError;
+}
+
+describe('createOpenAIModel: replies', () => {
+  it('maps a text reply, its usage and the answering model', async () => {
+    const { model } = await setUp([
+      { content: 'All green.', usage: { prompt_tokens: 123, completion_tokens: 7 }, model: 'gpt-test-2026' },
+    ]);
+    expect(await model.complete(ask())).toEqual({
+      content: 'All green.',
+      toolCalls: [],
+      usage: { inputTokens: 123, outputTokens: 7 },
+      model: 'gpt-test-2026',
+    });
+  });
+
+  it('keeps parallel tool calls in order with their raw arguments, malformed JSON included', async () => {
+    const { model } = await setUp([
+      {
+        toolCalls: [
+          { id: 'call_a', name: 'http_get', arguments: '{"url": "https://status.example/payments"}' },
+          { id: 'call_b', name: 'http_get', arguments: '{"url": "https://status.exa' },
+        ],
+      },
+    ]);
+    const reply = await model.complete(ask({ tools: [STATUS_TOOL] }));
+    expect(reply.content).toBeNull();
+    expect(reply.toolCalls).toEqual([
+      { id: 'call_a', name: 'http_get', arguments: '{"url": "https://status.example/payments"}' },
+      { id: 'call_b', name: 'http_get', arguments: '{"url": "https://status.exa' },
+    ]);
+  });
+
+  it('reports 0 tokens when the server sends no usage', async () => {
+    const { model } = await setUp([{ content: 'ok', usage: null }]);
+    expect((await model.complete(ask())).usage).toEqual({ inputTokens: 0, outputTokens: 0 });
+  });
+
+  it("returns content '' for a reply with neither content nor tool calls", async () => {
+    const { model } = await setUp([{}]);
+    expect(await model.complete(ask())).toMatchObject({ content: '', toolCalls: [] });
+  });
+
+  it('returns a refusal as the content', async () => {
+    const { model } = await setUp([{ refusal: 'I cannot help with that.' }]);
+    expect((await model.complete(ask())).content).toBe('I cannot help with that.');
+  });
+});
+
+describe('createOpenAIModel: request mapping', () => {
+  it('sends history, tool results, tools, limits and the key the way Chat Completions expects', async () => {
+    const { fake, model } = await setUp([{ content: 'Payments is up.' }], { temperature: 0.2 });
+    const history: Message[] = [
+      ...USER_ASKS,
+      {
+        role: 'assistant',
+        content: 'Checking.',
+        toolCalls: [
+          { id: 'call_1', name: 'http_get', arguments: '{"url":"https://status.example/payments"}' },
+          { id: 'call_2', name: 'http_get', arguments: '{bad json' },
+        ],
+      },
+      { role: 'tool', toolCallId: 'call_1', name: 'http_get', content: '{"ok":true,"data":"up"}' },
+      { role: 'tool', toolCallId: 'call_2', name: 'http_get', content: '{"ok":false}' },
+      { role: 'assistant', content: null },
+      { role: 'user', content: 'And search?', name: 'jane.doe@example.com' },
+    ];
+    await model.complete(ask({ messages: history, tools: [STATUS_TOOL], maxOutputTokens: 500 }));
+
+    expect(fake.requests).toHaveLength(1);
+    const { body, headers, path } = fake.requests[0]!;
+    expect(path).toBe('/v1/chat/completions');
+    expect(headers.authorization).toBe(`Bearer ${API_KEY}`);
+    expect(body).toMatchObject({
+      model: 'gpt-test',
+      max_completion_tokens: 500,
+      parallel_tool_calls: true,
+      temperature: 0.2,
+      tools: [{ type: 'function', function: STATUS_TOOL }],
+    });
+    expect(body.stream).toBeUndefined();
+    expect(body.max_tokens).toBeUndefined();
+    expect(body.messages).toEqual([
+      { role: 'system', content: 'You are loopgate.' },
+      { role: 'user', content: 'Is payments healthy?', name: 'U012ABC' },
+      {
+        role: 'assistant',
+        content: 'Checking.',
+        tool_calls: [
+          {
+            id: 'call_1',
+            type: 'function',
+            function: { name: 'http_get', arguments: '{"url":"https://status.example/payments"}' },
+          },
+          { id: 'call_2', type: 'function', function: { name: 'http_get', arguments: '{bad json' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'call_1', content: '{"ok":true,"data":"up"}' },
+      { role: 'tool', tool_call_id: 'call_2', content: '{"ok":false}' },
+      { role: 'assistant', content: '' },
+      { role: 'user', content: 'And search?', name: 'jane_doe_example_com' },
+    ]);
+  });
+
+  it('leaves out tools, parallel_tool_calls, token limit and temperature when there are none', async () => {
+    const { fake, model } = await setUp([{ content: 'hi' }]);
+    await model.complete(ask());
+    const body = fake.requests[0]!.body;
+    expect(Object.keys(body).sort()).toEqual(['messages', 'model']);
+  });
+
+  it('honours parallelToolCalls: false', async () => {
+    const { fake, model } = await setUp([{ content: 'hi' }], { parallelToolCalls: false });
+    await model.complete(ask({ tools: [STATUS_TOOL] }));
+    expect(fake.requests[0]!.body.parallel_tool_calls).toBe(false);
+  });
+});
+
+describe('createOpenAIModel: retries and errors', () => {
+  it('retries a 429 after Retry-After: 0 and succeeds', async () => {
+    const { fake, model } = await setUp([
+      { status: 429, headers: { 'retry-after': '0' } },
+      { content: 'after the limit' },
+    ]);
+    expect((await model.complete(ask())).content).toBe('after the limit');
+    expect(fake.requests).toHaveLength(2);
+  });
+
+  it('retries 500 twice and succeeds on the third attempt', async () => {
+    const { fake, model } = await setUp([
+      { status: 500, headers: { 'retry-after-ms': '1' } },
+      { status: 500, headers: { 'retry-after-ms': '1' } },
+      { content: 'third time' },
+    ]);
+    expect((await model.complete(ask())).content).toBe('third time');
+    expect(fake.requests).toHaveLength(3);
+  });
+
+  it('gives up on a persistent 500 after maxRetries + 1 requests with a retryable ModelError', async () => {
+    const down: FakeStep = {
+      status: 500,
+      headers: { 'retry-after-ms': '1' },
+      body: { error: { message: 'upstream exploded', type: 'server_error' } },
+    };
+    const { fake, model } = await setUp([down, down, down, down, down], { maxRetries: 3 });
+    const err = await modelError(model.complete(ask()));
+    expect(fake.requests).toHaveLength(4);
+    expect(err).toMatchObject({ code: 'model_error', status: 500, retryable: true });
+    expect(err.message).toContain('HTTP 500');
+    expect(err.message).toContain('upstream exploded');
+    expect(err.message).toContain('3 retries');
+  });
+
+  it('does not retry a 400 and names the status and the server message', async () => {
+    const { fake, model } = await setUp([
+      { status: 400, body: { error: { message: "Invalid 'messages[1]'", type: 'invalid_request_error' } } },
+      { content: 'never sent' },
+    ]);
+    const err = await modelError(model.complete(ask()));
+    expect(fake.requests).toHaveLength(1);
+    expect(err).toMatchObject({ status: 400, retryable: false });
+    expect(err.message).toMatch(/HTTP 400: Invalid 'messages\[1\]'/);
+  });
+
+  it('does not retry a 401 and keeps a plain-text body', async () => {
+    const { fake, model } = await setUp([{ status: 401, body: 'bad key' }]);
+    const err = await modelError(model.complete(ask()));
+    expect(fake.requests).toHaveLength(1);
+    expect(err).toMatchObject({ status: 401, retryable: false });
+    expect(err.message).toContain('bad key');
+  });
+
+  it('turns replies slower than timeoutMs into a retryable timeout after the retries', async () => {
+    const slow: FakeStep = { delayMs: 2_000, step: { content: 'too late' } };
+    const { fake, model } = await setUp([slow, slow], { timeoutMs: 200, maxRetries: 1 });
+    const started = Date.now();
+    const err = await modelError(model.complete(ask()));
+    expect(Date.now() - started).toBeLessThan(1_900);
+    expect(fake.requests).toHaveLength(2);
+    expect(err).toMatchObject({ status: undefined, retryable: true });
+    expect(err.message).toContain('did not answer within 200 ms');
+  });
+
+  it('reports an unreachable server as a retryable ModelError', async () => {
+    const { fake, model } = await setUp([], { maxRetries: 0 });
+    await fake.close();
+    const err = await modelError(model.complete(ask()));
+    expect(err).toMatchObject({ status: undefined, retryable: true });
+    expect(err.message).toContain('unreachable');
+  });
+
+  it('reports a 200 that is not a chat completion as a non-retryable ModelError', async () => {
+    const { model } = await setUp([{ status: 200, body: { choices: [] } }]);
+    const err = await modelError(model.complete(ask()));
+    expect(err).toMatchObject({ retryable: false });
+    expect(err.message).toContain('unusable chat completion');
+  });
+});
+
+describe('createOpenAIModel: aborts', () => {
+  it('rejects promptly when the signal aborts during a slow reply', async () => {
+    const { fake, model } = await setUp([{ delayMs: 5_000, step: { content: 'too late' } }]);
+    const controller = new AbortController();
+    const started = Date.now();
+    setTimeout(() => controller.abort(new Error('run deadline passed')), 100);
+    const err = await modelError(model.complete(ask({ signal: controller.signal })));
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(err).toMatchObject({ retryable: false, status: undefined });
+    expect(err.message).toBe('model request aborted: run deadline passed');
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it('rejects promptly when the signal aborts while the SDK waits before a retry', async () => {
+    const { fake, model } = await setUp([
+      { status: 429, headers: { 'retry-after-ms': '3000' } },
+      { content: 'never asked' },
+    ]);
+    const controller = new AbortController();
+    const started = Date.now();
+    setTimeout(() => controller.abort(), 150);
+    const err = await modelError(model.complete(ask({ signal: controller.signal })));
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(err.message).toMatch(/^model request aborted/);
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it('sends nothing when the signal is already aborted', async () => {
+    const { fake, model } = await setUp([{ content: 'never asked' }]);
+    const err = await modelError(model.complete(ask({ signal: AbortSignal.abort() })));
+    expect(err.retryable).toBe(false);
+    expect(fake.requests).toHaveLength(0);
+  });
+});
+
+describe('startFakeOpenAI', () => {
+  it('answers from the conversation with a function step', async () => {
+    const { fake, model } = await setUp([
+      { toolCalls: [{ name: 'http_get', arguments: '{"url":"https://status.example/"}' }] },
+      (request) => {
+        const last = request.body.messages.at(-1);
+        return { content: last?.role === 'tool' ? `saw ${String(last.content)}` : 'no tool result' };
+      },
+    ]);
+    const first = await model.complete(ask({ tools: [STATUS_TOOL] }));
+    expect(first.toolCalls).toEqual([
+      { id: 'call_1_0', name: 'http_get', arguments: '{"url":"https://status.example/"}' },
+    ]);
+    const history: Message[] = [
+      ...USER_ASKS,
+      { role: 'assistant', content: null, toolCalls: first.toolCalls },
+      { role: 'tool', toolCallId: 'call_1_0', name: 'http_get', content: 'up' },
+    ];
+    expect((await model.complete(ask({ messages: history, tools: [STATUS_TOOL] }))).content).toBe('saw up');
+    expect(fake.remaining()).toBe(0);
+  });
+
+  it('lets an async function step return any step, a delay included', async () => {
+    const { model } = await setUp([async () => ({ delayMs: 20, step: { content: 'late but fine' } })]);
+    expect((await model.complete(ask())).content).toBe('late but fine');
+  });
+
+  it('refuses a conversation with an unanswered tool call without consuming a step', async () => {
+    const { fake, model } = await setUp([{ content: 'unused' }]);
+    const history: Message[] = [
+      ...USER_ASKS,
+      { role: 'assistant', content: null, toolCalls: [{ id: 'call_x', name: 'http_get', arguments: '{}' }] },
+      { role: 'user', content: 'well?' },
+    ];
+    const err = await modelError(model.complete(ask({ messages: history, tools: [STATUS_TOOL] })));
+    expect(err).toMatchObject({ status: 400, retryable: false });
+    expect(err.message).toContain('call_x');
+    expect(fake.requests).toHaveLength(0);
+    expect(fake.malformed).toEqual([
+      { path: '/v1/chat/completions', problem: expect.stringContaining('call_x') },
+    ]);
+    expect(fake.remaining()).toBe(1);
+  });
+
+  it('answers 500 without inviting retries once the script is exhausted', async () => {
+    const { fake, model } = await setUp([], { maxRetries: 2 });
+    const err = await modelError(model.complete(ask()));
+    expect(fake.requests).toHaveLength(1);
+    expect(err.status).toBe(500);
+    expect(err.message).toContain('script exhausted');
+  });
+
+  it('serves the path without /v1, refuses streaming and unknown routes, and takes pushed steps', async () => {
+    fake = await startFakeOpenAI();
+    fake.push({ content: 'pushed' });
+    const root = fake.url.replace(/\/v1$/, '');
+    const post = (path: string, body: object) =>
+      fetch(`${root}${path}`, { method: 'POST', body: JSON.stringify(body) });
+    const chat = { model: 'm', messages: [{ role: 'user', content: 'hi' }] };
+
+    const streamed = await post('/v1/chat/completions', { ...chat, stream: true });
+    expect(streamed.status).toBe(400);
+    expect((await post('/v1/embeddings', chat)).status).toBe(404);
+    const ok = await post('/chat/completions', chat);
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toMatchObject({ choices: [{ message: { content: 'pushed' } }] });
+    expect(fake.requests.map((r) => r.path)).toEqual(['/chat/completions']);
+  });
+});
