@@ -14,7 +14,8 @@
  * `authorization`, `proxy-authorization`, `cookie`, `set-cookie`, `routingKey`, `PD_ROUTING_KEY`...
  * Counters such as `maxTokens` do not end with one of them and stay visible.
  */
-const SECRET_KEY = /[{,]"[^"\\]*(?:token|secret|password|api[-_]?key|authorization|cookie|routing[-_]?key)":/gi;
+const SECRET_KEY =
+  /[{,]"(?:[^"\\]|\\.)*(?:token|secret|password|api[-_]?key|authorization|cookie|routing[-_]?key)":/gi;
 
 export const REDACTED = '[redacted]';
 const REDACTED_JSON = JSON.stringify(REDACTED);

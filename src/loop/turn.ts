@@ -16,7 +16,7 @@ export function openTurn(calls: readonly ToolCall[]): Turn {
 /** The tool calls of the turn in progress: they are those of the last message, an assistant one. */
 export function turnCalls(state: RunState): ToolCall[] {
   const last = state.messages[state.messages.length - 1];
-  if (!last || last.role !== 'assistant' || !last.toolCalls) {
+  if (last?.role !== 'assistant' || !last.toolCalls) {
     throw new Error(`run ${state.runId}: a turn is open but the last message has no tool calls`);
   }
   return last.toolCalls;

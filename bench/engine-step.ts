@@ -1,0 +1,81 @@
+/**
+ * Engine overhead per step: a zero-latency model that calls a no-op read tool N times, then answers.
+ * Goal (issue 2): <= 0.1 ms per step, and 50-step runs at most 1.3x the per-step cost of 1-step runs.
+ */
+import { z } from 'zod';
+import { defineTool } from '../src/loop/define-tool.js';
+import { runUntilPause } from '../src/loop/run.js';
+import { createRun } from '../src/loop/state.js';
+import type { EngineDeps, Logger, ModelPort, ModelReply } from '../src/loop/types.js';
+
+const logger: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => logger };
+const noop = defineTool({
+  name: 'noop',
+  description: 'does nothing',
+  effect: 'read',
+  parameters: z.object({ n: z.number().int() }),
+  execute: async () => 'ok',
+});
+// Built once, as a worker does: tool schemas are computed once per registry.
+const tools = new Map([[noop.name, noop]]);
+
+function model(steps: number): ModelPort {
+  let i = 0;
+  return {
+    async complete(): Promise<ModelReply> {
+      i++;
+      const usage = { inputTokens: 1, outputTokens: 1 };
+      if (i > steps) return { content: 'done', toolCalls: [], usage, model: 'bench' };
+      return {
+        content: null,
+        toolCalls: [{ id: `c${i}`, name: 'noop', arguments: `{"n":${i}}` }],
+        usage,
+        model: 'bench',
+      };
+    },
+  };
+}
+
+async function runOnce(steps: number): Promise<number> {
+  const deps: EngineDeps = {
+    model: model(steps),
+    tools,
+    clock: { now: () => Date.now() },
+    emit: () => {},
+    logger,
+  };
+  const state = createRun({
+    runId: 'bench',
+    requester: { userId: 'U1' },
+    systemPrompt: 'bench',
+    question: 'go',
+    limits: { maxSteps: steps + 2, maxTokens: 1e9, maxCostUsd: 1e9 },
+    now: Date.now(),
+  });
+  const t0 = performance.now();
+  const out = await runUntilPause(state, deps);
+  const elapsed = performance.now() - t0;
+  if (out.state.stopReason !== 'completed') throw new Error(`bench run ended with ${out.state.stopReason}`);
+  return elapsed / (steps + 1); // model calls, including the final answer
+}
+
+export async function benchEngine(): Promise<Record<number, number>> {
+  const results: Record<number, number> = {};
+  for (const steps of [1, 10, 50]) {
+    const runs = Math.ceil(20_000 / (steps + 1));
+    for (let i = 0; i < Math.min(200, runs); i++) await runOnce(steps); // warm-up
+    const samples: number[] = [];
+    for (let i = 0; i < runs; i++) samples.push(await runOnce(steps));
+    samples.sort((a, b) => a - b);
+    results[steps] = samples[Math.floor(samples.length / 2)]!;
+  }
+  return results;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const r = await benchEngine();
+  for (const [steps, ms] of Object.entries(r)) {
+    console.log(`engine: ${steps}-step runs: ${(ms * 1000).toFixed(1)} µs per step (median)`);
+  }
+  console.log(`engine: 50-step / 1-step per-step ratio: ${(r[50]! / r[1]!).toFixed(2)}x (goal <= 1.3x, <= 100 µs)`);
+}

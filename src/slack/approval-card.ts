@@ -1,0 +1,169 @@
+/**
+ * The approval card: what a gated call would do, who asked, who may decide and until when, with Approve
+ * and Reject buttons whose `value` is only the approval id. After a decision (or expiry, cancel, unknown
+ * outcome) the same builder renders the card without decision buttons, to replace it in place.
+ */
+import type { GatedCall } from '../loop/types.js';
+import { renderArguments } from './arguments-text.js';
+import {
+  actions,
+  type Button,
+  button,
+  context,
+  header,
+  type KnownBlock,
+  type SlackMessage,
+  section,
+} from './block-kit.js';
+import { ACTION_IDS } from './ids.js';
+import { SLACK_LIMITS } from './limits.js';
+import { escapeAndTruncate, escapeMrkdwn, mention, slackDate, userMention } from './mrkdwn.js';
+
+export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired' | 'cancelled' | 'outcome_unknown';
+
+/** What the card shows; built by the caller from the stored approval record. */
+export interface ApprovalView {
+  approvalId: string;
+  runId: string;
+  tool: string;
+  effect: GatedCall['effect'];
+  /** Validated arguments, exactly as they will be executed. */
+  args: unknown;
+  argsHash: string;
+  /** The tool's preview (Markdown from the tool), shown escaped. */
+  preview?: string;
+  /** The model's stated reason for the call. */
+  reason?: string;
+  /** Slack user id of the person whose question started the run. */
+  requesterId: string;
+  /** Who may decide: Slack user ids and user group ids. */
+  approvers: { users: readonly string[]; groups: readonly string[] };
+  /** Epoch ms. */
+  expiresAt: number;
+  status: ApprovalStatus;
+  /** Slack user id of the decider (also of whoever cancelled, when known). */
+  decidedBy?: string;
+  /** Epoch ms. */
+  decidedAt?: number;
+  decisionReason?: string;
+}
+
+const EFFECT_SENTENCE: Record<GatedCall['effect'], string> = {
+  write: 'changes something outside this conversation',
+  notify: 'sends a message or alert to people',
+};
+
+const HEADER: Record<ApprovalStatus, string> = {
+  pending: '✋ Approval needed',
+  approved: '✅ Approved',
+  rejected: '🚫 Rejected',
+  expired: '⌛ Expired',
+  cancelled: '✖️ Cancelled',
+  outcome_unknown: '⚠️ Outcome unknown',
+};
+
+/** Approvers listed on the card; more are summarised as a count. */
+const MAX_LISTED_APPROVERS = 15;
+const SECTION_LABEL_ROOM = 40;
+
+function approversText(view: ApprovalView): string {
+  const all = [...view.approvers.users.map(userMention), ...view.approvers.groups.map(mention)];
+  if (all.length === 0) return '_nobody is configured_';
+  const listed = all.slice(0, MAX_LISTED_APPROVERS).join(', ');
+  const more = all.length - MAX_LISTED_APPROVERS;
+  return more > 0 ? `${listed} and ${more} more` : listed;
+}
+
+function labelled(label: string, body: string): KnownBlock {
+  return section(`*${label}*\n${escapeAndTruncate(body, SLACK_LIMITS.sectionText - SECTION_LABEL_ROOM)}`);
+}
+
+function when(epochMs: number | undefined): string {
+  return epochMs === undefined ? '' : ` ${slackDate(epochMs)}`;
+}
+
+function by(userId: string | undefined): string {
+  return userId ? ` by ${userMention(userId)}` : '';
+}
+
+function reasonLine(reason: string | undefined): string {
+  return reason ? `\n*Reason:* ${escapeAndTruncate(reason, SLACK_LIMITS.sectionText - 600)}` : '';
+}
+
+/** The line that replaces the buttons once the approval left `pending`. */
+function decisionText(view: ApprovalView): string {
+  const at = when(view.decidedAt);
+  switch (view.status) {
+    case 'pending':
+      return '';
+    case 'approved':
+      return `:white_check_mark: *Approved*${by(view.decidedBy)}${at}.${reasonLine(view.decisionReason)}`;
+    case 'rejected':
+      return `:no_entry_sign: *Rejected*${by(view.decidedBy)}${at}. Nothing was run.${reasonLine(view.decisionReason)}`;
+    case 'expired':
+      return `:hourglass: *Expired*${when(view.decidedAt ?? view.expiresAt)} without a decision. Nothing was run.`;
+    case 'cancelled':
+      return `:heavy_multiplication_x: *Cancelled*${by(view.decidedBy)}${at}. Nothing was run.${reasonLine(view.decisionReason)}`;
+    case 'outcome_unknown':
+      return (
+        `:warning: *Outcome unknown*: it was approved${by(view.decidedBy)}, but the worker stopped while ` +
+        `running it${at}. Check whether it took effect before approving it again.`
+      );
+  }
+}
+
+function buttonsFor(view: ApprovalView): Button[] {
+  const details = button({ actionId: ACTION_IDS.details, text: 'Details', value: view.runId });
+  switch (view.status) {
+    case 'pending':
+      return [
+        button({ actionId: ACTION_IDS.approve, text: 'Approve', value: view.approvalId, style: 'primary' }),
+        button({ actionId: ACTION_IDS.reject, text: 'Reject', value: view.approvalId, style: 'danger' }),
+        details,
+      ];
+    case 'outcome_unknown':
+      return [
+        button({ actionId: ACTION_IDS.reapprove, text: 'Approve again', value: view.approvalId }),
+        details,
+      ];
+    default:
+      return [details];
+  }
+}
+
+function fallbackText(view: ApprovalView): string {
+  const tool = escapeMrkdwn(view.tool);
+  if (view.status === 'pending') {
+    return `Approval needed: ${tool} (${view.effect}), asked by ${userMention(view.requesterId)}`;
+  }
+  return `${HEADER[view.status].replace(/^\S+ /, '')}: ${tool} (${view.effect})`;
+}
+
+/** The card for `view.status`: buttons while pending, the decision afterwards. */
+export function approvalCard(view: ApprovalView): SlackMessage {
+  const blocks: KnownBlock[] = [
+    header(`${HEADER[view.status]}: ${view.tool}`),
+    section(
+      `\`${escapeAndTruncate(view.tool, 200, '…')}\` is a *${view.effect}* tool: it ${EFFECT_SENTENCE[view.effect]}.`,
+    ),
+  ];
+
+  const args = renderArguments(view.args, SLACK_LIMITS.sectionText - '*Arguments*\n'.length);
+  blocks.push(section(`*Arguments*\n${args.text}`));
+  if (args.truncated) blocks.push(context('_Long values are shortened here; the full arguments are in Details._'));
+  if (view.reason) blocks.push(labelled("Why (the model's words)", view.reason));
+  if (view.preview) blocks.push(labelled('Preview', view.preview));
+
+  const asked = `Asked by ${userMention(view.requesterId)}`;
+  blocks.push(
+    context(
+      view.status === 'pending'
+        ? `${asked} · Can decide: ${approversText(view)} · Expires ${slackDate(view.expiresAt)}`
+        : asked,
+    ),
+  );
+  if (view.status !== 'pending') blocks.push(section(decisionText(view)));
+  blocks.push(actions(`loopgate_approval`, buttonsFor(view)));
+
+  return { text: fallbackText(view), blocks };
+}

@@ -1,0 +1,22 @@
+/**
+ * Identifiers shared by the builders (which put them on buttons and views) and the Bolt handlers (which
+ * match on them). Buttons carry only an id in `value`; everything else is looked up on the server.
+ */
+export const ACTION_IDS = {
+  /** value: the approval id. */
+  approve: 'loopgate_approve',
+  /** value: the approval id. Opens the reject-reason modal. */
+  reject: 'loopgate_reject',
+  /** value: the approval id of a call whose outcome is unknown. */
+  reapprove: 'loopgate_reapprove',
+  /** value: the run id. Opens the trace modal. */
+  details: 'loopgate_details',
+} as const;
+
+export const CALLBACK_IDS = {
+  rejectReason: 'loopgate_reject_reason',
+  trace: 'loopgate_trace',
+} as const;
+
+/** block_id / action_id of the reason input in the reject-reason modal. */
+export const REJECT_REASON_INPUT = { blockId: 'reason', actionId: 'reason' } as const;

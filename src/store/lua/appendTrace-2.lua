@@ -1,0 +1,15 @@
+--[[
+  appendTrace-2: append trace entries to a run and keep only the newest ones.
+
+  KEYS[1] header   KEYS[2] trace
+  ARGV[1] maximum length   ARGV[2..] entries JSON
+
+  Returns the trace length, or -1 (not_found) when the run is gone (nothing is written, so a late
+  trace entry cannot resurrect an expired run without a TTL).
+]]
+-- @include follow-header-ttl
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+redis.call('RPUSH', KEYS[2], unpack(ARGV, 2, #ARGV))
+redis.call('LTRIM', KEYS[2], -tonumber(ARGV[1]), -1)
+followHeaderTtl(KEYS[1], KEYS[2])
+return redis.call('LLEN', KEYS[2])

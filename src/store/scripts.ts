@@ -1,0 +1,88 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Cluster, Redis } from 'ioredis';
+
+/** A Redis connection of the store: standalone or Cluster (every run's keys share one slot). */
+export type RedisClient = Redis | Cluster;
+
+/** Key counts of the scripts in ./lua, as their file names (`<name>-<keys>.lua`) declare them. */
+const SCRIPT_KEYS = {
+  createRun: 3,
+  loadRun: 3,
+  acquireLease: 2,
+  renewLease: 1,
+  releaseLease: 1,
+  saveStep: 6,
+  expireRun: 6,
+  appendTrace: 2,
+  updateIfExists: 1,
+  createApprovals: 3,
+  decideApproval: 2,
+  cancelApprovals: 1,
+  beginExecution: 2,
+  finishExecution: 2,
+} as const;
+
+export type ScriptName = keyof typeof SCRIPT_KEYS;
+
+/** Runs one of the store's scripts; the reply is raw and must be decoded by the caller. */
+export type RunScript = (name: ScriptName, keys: readonly string[], args: readonly (string | number)[]) => Promise<unknown>;
+
+const COMMAND_PREFIX = 'loopgate_';
+const INCLUDE = /^-- @include ([a-z-]+)\s*$/gm;
+
+/**
+ * The .lua files sit next to this module in the source tree. `tsc` does not copy them, so a build
+ * under dist/ reads them from the source tree (src/store/lua) unless the build copies them along.
+ */
+function luaDir(): string {
+  const candidates = [new URL('./lua/', import.meta.url), new URL('../../../src/store/lua/', import.meta.url)];
+  for (const url of candidates) {
+    const dir = fileURLToPath(url);
+    if (existsSync(dir)) return dir;
+  }
+  throw new Error(`loopgate store: Lua scripts not found (looked in ${candidates.map(String).join(', ')})`);
+}
+
+let sources: Map<ScriptName, string> | undefined;
+
+/** Reads every script once per process, inlining `-- @include <name>` lines from ./lua/includes. */
+function scriptSources(): Map<ScriptName, string> {
+  if (sources) return sources;
+  const dir = luaDir();
+  const found = new Map<ScriptName, string>();
+  for (const file of readdirSync(dir)) {
+    const match = /^([A-Za-z]+)-(\d+)\.lua$/.exec(file);
+    if (!match) continue;
+    const [, name, keys] = match;
+    if (!isScriptName(name) || SCRIPT_KEYS[name] !== Number(keys)) {
+      throw new Error(`loopgate store: unexpected Lua script ${file}`);
+    }
+    const text = readFileSync(`${dir}${file}`, 'utf8');
+    found.set(
+      name,
+      text.replace(INCLUDE, (_line, include: string) => readFileSync(`${dir}includes/${include}.lua`, 'utf8')),
+    );
+  }
+  const missing = Object.keys(SCRIPT_KEYS).filter((name) => !found.has(name as ScriptName));
+  if (missing.length > 0) throw new Error(`loopgate store: missing Lua scripts ${missing.join(', ')}`);
+  sources = found;
+  return found;
+}
+
+const isScriptName = (name: string | undefined): name is ScriptName => name !== undefined && name in SCRIPT_KEYS;
+
+/** Defines the store's scripts on a connection (ioredis `defineCommand`: EVALSHA with EVAL fallback). */
+export function defineScripts(redis: RedisClient): RunScript {
+  for (const [name, lua] of scriptSources()) {
+    redis.defineCommand(`${COMMAND_PREFIX}${name}`, { numberOfKeys: SCRIPT_KEYS[name], lua });
+  }
+  return (name, keys, args) => {
+    if (keys.length !== SCRIPT_KEYS[name]) {
+      throw new TypeError(`${name} takes ${SCRIPT_KEYS[name]} keys, got ${keys.length}`);
+    }
+    const command: unknown = Reflect.get(redis, `${COMMAND_PREFIX}${name}`);
+    if (typeof command !== 'function') throw new Error(`loopgate store: script ${name} is not defined`);
+    return command.apply(redis, [...keys, ...args]) as Promise<unknown>;
+  };
+}

@@ -1,0 +1,94 @@
+/**
+ * Building blocks of the tools' settings in the policy file. Secrets are never written in the file:
+ * keys ending in `Env` hold the NAME of an environment variable, checked to exist when the policy loads
+ * and read once when the tools are built.
+ */
+import { z } from 'zod';
+import { ConfigError } from '../config/errors.js';
+import type { AllowRule } from './net/guarded-request.js';
+import { normalisePrefix } from './net/url-allowlist.js';
+
+export const envVarName = z
+  .string({ error: 'expected the name of an environment variable' })
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'expected the name of an environment variable (letters, digits, _)' });
+
+const headerName = z
+  .string()
+  .regex(/^[A-Za-z0-9-]+$/, { error: 'expected an HTTP header name (letters, digits, -)' });
+
+/** `{ Authorization: DEPLOY_API_AUTH }`: header name to the environment variable holding its value. */
+export const headersEnv = z.record(headerName, envVarName, {
+  error: 'expected a map of header name to environment variable name',
+});
+
+export const httpUrlPrefix = z
+  .string({ error: 'expected an http(s) URL prefix' })
+  .refine((text) => normalisePrefix(text) !== undefined, {
+    error: 'expected an http(s) URL prefix (scheme and host, no credentials, query or fragment)',
+  })
+  .transform((text) => normalisePrefix(text) ?? text);
+
+/** An http(s) URL of a service the operator configured (Prometheus, PagerDuty); may carry a query. */
+export const serviceUrl = z
+  .string({ error: 'expected an http(s) URL' })
+  .refine((text) => URL.canParse(text) && /^https?:$/.test(new URL(text).protocol), {
+    error: 'expected an http(s) URL',
+  });
+
+const allowObject = z.strictObject({
+  prefix: httpUrlPrefix,
+  allowPrivate: z.boolean({ error: 'expected true or false' }).default(false),
+  headersEnv: headersEnv.default({}),
+});
+
+/** A prefix as a plain string, or `{ prefix, allowPrivate?, headersEnv? }`. */
+export const allowEntry = z.union([
+  httpUrlPrefix.transform((prefix) => ({ prefix, allowPrivate: false, headersEnv: {} as Record<string, string> })),
+  allowObject,
+]);
+
+export type AllowEntrySettings = z.output<typeof allowEntry>;
+
+/** Slack user ids (`U…`, `W…`) and user group ids (`S…`). */
+export const approverId = z
+  .string()
+  .regex(/^[UWS][A-Z0-9]{2,}$/, { error: 'expected a Slack user id (U…/W…) or user group id (S…)' });
+
+export const approverList = z.array(approverId, { error: 'expected a list of Slack user or user group ids' });
+
+export const seconds = (max: number) =>
+  z
+    .number({ error: 'expected a number of seconds' })
+    .positive({ error: 'expected a positive number of seconds' })
+    .max(max, { error: `expected at most ${max} seconds` });
+
+export const byteCount = z
+  .number({ error: 'expected a number of bytes' })
+  .int({ error: 'expected a whole number of bytes' })
+  .min(1024, { error: 'expected at least 1024 bytes' })
+  .max(50_000_000, { error: 'expected at most 50000000 bytes' });
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** Reads an environment variable the policy names; refuses start-up when it vanished since loading. */
+export function readSecret(env: Env, name: string, key: string): string {
+  const value = env[name];
+  if (value === undefined || value === '') {
+    throw new ConfigError('tools', [{ key, problem: `environment variable ${name} is not set` }]);
+  }
+  return value;
+}
+
+/** Allowlist entries with their secret header values read from the environment. */
+export function resolveAllowRules(entries: readonly AllowEntrySettings[], env: Env, key: string): AllowRule[] {
+  return entries.map((entry, i) => ({
+    prefix: entry.prefix,
+    allowPrivate: entry.allowPrivate,
+    headers: Object.fromEntries(
+      Object.entries(entry.headersEnv).map(([header, name]) => [
+        header,
+        readSecret(env, name, `${key}[${i}].headersEnv.${header}`),
+      ]),
+    ),
+  }));
+}
