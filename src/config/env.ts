@@ -18,11 +18,7 @@ const spec = <S extends z.ZodType>(s: VarSpec<S>): VarSpec<S> => s;
 
 /** Digits only, so `1e3`, `0x10` or ` 12` are refused instead of silently coerced. */
 const integer = (min: number, max: number) =>
-  z
-    .string()
-    .regex(/^\d+$/)
-    .transform(Number)
-    .pipe(z.number().int().min(min).max(max));
+  z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(min).max(max));
 
 /** Redis Cluster hashes only the part of a key between its first `{` and the next `}`, if non-empty. */
 const HASH_TAG = /^[^{]*\{[^}]+\}/;
@@ -108,10 +104,11 @@ const VARS = {
 } as const;
 
 type VarName = keyof typeof VARS;
-const VAR_NAMES = Object.keys(VARS) as VarName[];
+/** Every variable loopgate reads, in the order errors list them (docs are checked against it). */
+export const ENV_VAR_NAMES = Object.keys(VARS) as readonly VarName[];
 
 const envSchema = z.object(
-  Object.fromEntries(VAR_NAMES.map((name) => [name, VARS[name].schema])) as {
+  Object.fromEntries(ENV_VAR_NAMES.map((name) => [name, VARS[name].schema])) as {
     [K in VarName]: (typeof VARS)[K]['schema'];
   },
 );
@@ -161,7 +158,7 @@ export function loadEnv<N extends Need = 'all'>(
   const envFile = options.envFile ?? '.env';
   if (envFile !== false) fillFromDotenvFile(source, envFile);
 
-  const input = Object.fromEntries(VAR_NAMES.map((name) => [name, nonEmpty(source[name])]));
+  const input = Object.fromEntries(ENV_VAR_NAMES.map((name) => [name, nonEmpty(source[name])]));
   const problems = new Map<VarName, string>();
 
   for (const name of NEEDED[need]) {
@@ -175,7 +172,7 @@ export function loadEnv<N extends Need = 'all'>(
     }
   }
   if (!parsed.success || problems.size > 0) {
-    const listed = VAR_NAMES.flatMap((key) => {
+    const listed = ENV_VAR_NAMES.flatMap((key) => {
       const problem = problems.get(key);
       return problem === undefined ? [] : [{ key, problem }];
     });

@@ -55,7 +55,8 @@ export function exhaustedBudget(state: RunState, now: number): Stop | null {
   return null;
 }
 
-/** Tokens the next reply may use without passing the token budget. */
-export function remainingTokens(state: RunState): number {
-  return Math.max(1, state.limits.maxTokens - state.usage.inputTokens - state.usage.outputTokens);
+/** Tokens the next reply may use: its own bound, lowered so the reply cannot pass the token budget. */
+export function replyTokenBound(state: RunState): number {
+  const left = state.limits.maxTokens - state.usage.inputTokens - state.usage.outputTokens;
+  return Math.max(1, Math.min(state.limits.maxReplyTokens, left));
 }

@@ -4,6 +4,7 @@ export const DEFAULT_LIMITS: RunLimits = {
   maxSteps: 12,
   deadlineMs: 300_000,
   maxTokens: 200_000,
+  maxReplyTokens: 4_096,
   maxCostUsd: 0.5,
   prices: {},
   defaultPrice: { inputPerMTok: 0.4, outputPerMTok: 1.6 },

@@ -1,5 +1,5 @@
 import { checkAnswer } from './answer.js';
-import { costOf, exhaustedBudget, priceFor, remainingMs, remainingTokens } from './budget.js';
+import { costOf, exhaustedBudget, priceFor, remainingMs, replyTokenBound } from './budget.js';
 import { RunStatusError } from './errors.js';
 import { type CallContext, executeCall, previewCall } from './execute.js';
 import { endRun, pauseClock } from './finish.js';
@@ -47,7 +47,7 @@ export async function step(state: RunState, deps: EngineDeps): Promise<StepOutco
       messages: state.messages,
       tools: toolSchemas(deps.tools),
       signal: controller.signal,
-      maxOutputTokens: remainingTokens(state),
+      maxOutputTokens: replyTokenBound(state),
     });
   } catch (err) {
     const counted = { ...state, step: stepNo };

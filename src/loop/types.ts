@@ -258,6 +258,8 @@ export interface RunLimits {
   /** Active (not paused) wall-clock time the run may use. */
   deadlineMs: number;
   maxTokens: number;
+  /** Most tokens one reply may use (sent as the output bound; models refuse bounds above their own). */
+  maxReplyTokens: number;
   maxCostUsd: number;
   /** Prices per model name; a model missing here is priced by `defaultPrice`. */
   prices: Record<string, ModelPrice>;

@@ -19,7 +19,13 @@ import { ACTION_IDS } from './ids.js';
 import { SLACK_LIMITS } from './limits.js';
 import { escapeAndTruncate, escapeMrkdwn, mention, slackDate, userMention } from './mrkdwn.js';
 
-export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired' | 'cancelled' | 'outcome_unknown';
+export type ApprovalStatus =
+  | 'pending'
+  | 'approved'
+  | 'rejected'
+  | 'expired'
+  | 'cancelled'
+  | 'outcome_unknown';
 
 /** What the card shows; built by the caller from the stored approval record. */
 export interface ApprovalView {
@@ -150,7 +156,8 @@ export function approvalCard(view: ApprovalView): SlackMessage {
 
   const args = renderArguments(view.args, SLACK_LIMITS.sectionText - '*Arguments*\n'.length);
   blocks.push(section(`*Arguments*\n${args.text}`));
-  if (args.truncated) blocks.push(context('_Long values are shortened here; the full arguments are in Details._'));
+  if (args.truncated)
+    blocks.push(context('_Long values are shortened here; the full arguments are in Details._'));
   if (view.reason) blocks.push(labelled("Why (the model's words)", view.reason));
   if (view.preview) blocks.push(labelled('Preview', view.preview));
 

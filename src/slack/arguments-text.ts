@@ -3,7 +3,7 @@
  * inside a preformatted block (so `*`, `_` and backticks in values show as typed), escaped, and sized to a
  * budget by shortening only the longest values.
  */
-import { escapeAndTruncate, escapeMrkdwn } from './mrkdwn.js';
+import { defuseFences, escapeAndTruncate, escapeMrkdwn } from './mrkdwn.js';
 
 export interface RenderedArguments {
   /** mrkdwn, at most the requested number of characters. */
@@ -17,11 +17,6 @@ const MIN_VALUE_CHARS = 24;
 const MAX_KEY_CHARS = 80;
 const FENCE_OPEN = '```\n';
 const FENCE_CLOSE = '\n```';
-
-/** Keeps a value from closing the preformatted block early; the zero-width space is invisible. */
-function defuseFences(text: string): string {
-  return text.replace(/```/g, '``\u200b`');
-}
 
 function rawValue(value: unknown): string {
   if (typeof value === 'string') {

@@ -43,6 +43,16 @@ export function escapeAndTruncate(raw: string, max: number, marker: string = TRU
   return max <= marker.length ? out : out + marker;
 }
 
+/** Keeps text from closing a preformatted block early; the zero-width space is invisible. */
+export function defuseFences(text: string): string {
+  return text.replace(/```/g, '``\u200b`');
+}
+
+/** `raw` as an escaped preformatted block of at most `max` characters (fences included). */
+export function preformatted(raw: string, max: number): string {
+  return `\`\`\`\n${escapeAndTruncate(defuseFences(raw), Math.max(0, max - 8))}\n\`\`\``;
+}
+
 const USER_ID = /^[UW][A-Z0-9]{2,}$/;
 const GROUP_ID = /^S[A-Z0-9]{2,}$/;
 
@@ -79,5 +89,8 @@ export function slackDate(epochMs: number, format = '{date_short_pretty} at {tim
 export function neutraliseBroadcasts(text: string): string {
   return text
     .replace(/<!(here|channel|everyone)(?:\|[^>]*)?>/gi, '@$1')
-    .replace(/<!subteam\^([A-Z0-9]+)(?:\|@?([^>]*))?>/gi, (_m, id: string, label?: string) => `@${label || id}`);
+    .replace(
+      /<!subteam\^([A-Z0-9]+)(?:\|@?([^>]*))?>/gi,
+      (_m, id: string, label?: string) => `@${label || id}`,
+    );
 }

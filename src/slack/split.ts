@@ -99,7 +99,11 @@ export function splitMarkdown(text: string, max: number = SLACK_LIMITS.markdownB
 
     start = cutAt + 1;
     // A new piece never starts with blank lines outside a fence.
-    while (start < lines.length && (lines[start] ?? '').trim() === '' && (fences[start - 1] ?? null) === null) {
+    while (
+      start < lines.length &&
+      (lines[start] ?? '').trim() === '' &&
+      (fences[start - 1] ?? null) === null
+    ) {
       start++;
     }
   }

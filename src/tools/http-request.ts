@@ -14,7 +14,7 @@ import { type Lookup, systemLookup } from './net/lookup.js';
 import { timeLimit } from './net/time-limit.js';
 import { findAllowEntry } from './net/url-allowlist.js';
 import { clip, codeBlock, inlineCode } from './preview-format.js';
-import { allowEntry, approverList, byteCount, type Env, resolveAllowRules, seconds } from './settings.js';
+import { allowEntry, byteCount, type Env, resolveAllowRules, seconds } from './settings.js';
 
 export const httpRequestSettings = z.strictObject({
   allow: z.array(allowEntry, { error: 'expected a list of http(s) URL prefixes' }).min(1, {
@@ -22,7 +22,7 @@ export const httpRequestSettings = z.strictObject({
   }),
   maxBytes: byteCount.default(200_000),
   timeoutSeconds: seconds(300).default(30),
-  approvers: approverList.optional(),
+  approvers: toolApprovers.optional(),
 });
 
 export type HttpRequestSettings = z.output<typeof httpRequestSettings>;

@@ -56,6 +56,11 @@ export const approverId = z
 
 export const approverList = z.array(approverId, { error: 'expected a list of Slack user or user group ids' });
 
+/** `approvers` of one write/notify tool, replacing `approvals.approvers` for it. */
+export const toolApprovers = approverList.min(1, {
+  error: 'expected at least one approver (omit the key to use approvals.approvers)',
+});
+
 export const seconds = (max: number) =>
   z
     .number({ error: 'expected a number of seconds' })

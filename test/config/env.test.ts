@@ -83,7 +83,10 @@ describe('loadEnv: defaults', () => {
   });
 
   it('treats empty values as unset, as a copied .env.example leaves them', () => {
-    const env = loadEnv({ ...SECRETS, SLACK_APP_TOKEN: '', PORT: '', OPENAI_BASE_URL: '' }, { envFile: false });
+    const env = loadEnv(
+      { ...SECRETS, SLACK_APP_TOKEN: '', PORT: '', OPENAI_BASE_URL: '' },
+      { envFile: false },
+    );
     expect(env.SLACK_APP_TOKEN).toBeUndefined();
     expect(env.OPENAI_BASE_URL).toBeUndefined();
     expect(env.PORT).toBe(3000);
@@ -93,7 +96,6 @@ describe('loadEnv: defaults', () => {
     const env = loadEnv({ ...SECRETS, SLACK_API_URL: 'http://127.0.0.1:4100/api' }, { envFile: false });
     expect(env.SLACK_API_URL).toBe('http://127.0.0.1:4100/api/');
   });
-
 });
 
 describe('loadEnv: errors name the key and what is expected', () => {
@@ -191,14 +193,20 @@ describe('loadEnv: LOOPGATE_PREFIX must carry a Redis Cluster hash tag', () => {
 
 describe('loadEnv: each process needs only its own secrets', () => {
   it('lets the worker start without SLACK_SIGNING_SECRET', () => {
-    const env = loadEnv({ SLACK_BOT_TOKEN: 'xoxb-1', OPENAI_API_KEY: 'k' }, { envFile: false, need: 'worker' });
+    const env = loadEnv(
+      { SLACK_BOT_TOKEN: 'xoxb-1', OPENAI_API_KEY: 'k' },
+      { envFile: false, need: 'worker' },
+    );
     expect(env.SLACK_SIGNING_SECRET).toBeUndefined();
     expectTypeOf(env.OPENAI_API_KEY).toEqualTypeOf<string>();
     expectTypeOf(env.SLACK_SIGNING_SECRET).toEqualTypeOf<string | undefined>();
   });
 
   it('lets the bot start without OPENAI_API_KEY', () => {
-    const env = loadEnv({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 's' }, { envFile: false, need: 'bot' });
+    const env = loadEnv(
+      { SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 's' },
+      { envFile: false, need: 'bot' },
+    );
     expect(env.OPENAI_API_KEY).toBeUndefined();
     expectTypeOf(env.SLACK_SIGNING_SECRET).toEqualTypeOf<string>();
     expectTypeOf(env.OPENAI_API_KEY).toEqualTypeOf<string | undefined>();
@@ -220,7 +228,10 @@ describe('loadEnv: each process needs only its own secrets', () => {
   });
 
   it('still checks the shape of a secret the process does not need', () => {
-    const error = configErrorOf({ SLACK_BOT_TOKEN: 'xoxb-1', OPENAI_API_KEY: 'k', SLACK_APP_TOKEN: 'nope' }, 'worker');
+    const error = configErrorOf(
+      { SLACK_BOT_TOKEN: 'xoxb-1', OPENAI_API_KEY: 'k', SLACK_APP_TOKEN: 'nope' },
+      'worker',
+    );
     expect(error.problems.map((p) => p.key)).toEqual(['SLACK_APP_TOKEN']);
   });
 });

@@ -32,7 +32,9 @@ describe('exitOnConfigError', () => {
 
   it('prints the ConfigError message to stderr and exits 1', async () => {
     const io = recordingIo();
-    const error = new ConfigError('environment', [{ key: 'PORT', problem: 'invalid value "x" (an integer)' }]);
+    const error = new ConfigError('environment', [
+      { key: 'PORT', problem: 'invalid value "x" (an integer)' },
+    ]);
     await expect(
       exitOnConfigError(() => {
         throw error;

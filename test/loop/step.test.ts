@@ -357,10 +357,10 @@ describe('budgets and brakes', () => {
     expect(cost.state.usage.costUsd).toBeCloseTo(0.0011, 6);
   });
 
-  it('passes the remaining token budget to the model as its output bound', async () => {
-    const model = scriptedModel([{ text: 'ok' }]);
-    await runUntilPause(newRun({ maxTokens: 5000 }), deps(model).deps);
-    expect(model.requests[0]!.maxOutputTokens).toBe(5000);
+  it('bounds each reply by the per-reply cap, lowered to what is left of the token budget', async () => {
+    const model = scriptedModel([{ calls: [call('noop')], usage: { inputTokens: 4000, outputTokens: 500 } }, { text: 'ok' }]);
+    await runUntilPause(newRun({ maxTokens: 5000, maxReplyTokens: 2000 }), deps(model).deps);
+    expect(model.requests.map((r) => r.maxOutputTokens)).toEqual([2000, 500]);
   });
 
   it('detects the same call three times in a row and stops without executing it', async () => {

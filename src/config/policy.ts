@@ -1,0 +1,242 @@
+/**
+ * The policy/tools file (path in LOOPGATE_CONFIG): which tools are enabled and how, who approves, budgets,
+ * channels. Validated with zod at start-up; every problem is reported at once with the key path and what
+ * is expected there. Secrets are referenced by environment variable NAME (keys ending in `Env`) and only
+ * their existence is checked here: the parsed `Policy` holds no secret values and may be logged.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { parseDocument } from 'yaml';
+import { z } from 'zod';
+import { httpGetSettings } from '../tools/http-get.js';
+import { httpRequestSettings } from '../tools/http-request.js';
+import { pageOncallSettings } from '../tools/page-oncall.js';
+import { postMessageSettings } from '../tools/post-message.js';
+import { prometheusSettings } from '../tools/prometheus-query.js';
+import { runActionSettings } from '../tools/run-action/action-settings.js';
+import { runbookSettings } from '../tools/runbooks/runbook-settings.js';
+import { approverList, toolApprovers } from '../tools/settings.js';
+import { type ConfigProblem, ConfigError } from './errors.js';
+import { missingSecrets } from './policy-env.js';
+import { problemsOf } from './policy-problems.js';
+
+const price = z.strictObject({
+  input_per_mtok: z.number({ error: 'expected US dollars per million input tokens' }).min(0),
+  output_per_mtok: z.number({ error: 'expected US dollars per million output tokens' }).min(0),
+});
+
+/** The design's short form `prices: { input_per_mtok, output_per_mtok }` is the price of `model.name`. */
+function expandShortPrices(model: unknown): unknown {
+  if (model === null || typeof model !== 'object' || !('prices' in model) || !('name' in model)) return model;
+  const { prices, name } = model as { prices: unknown; name: unknown };
+  if (typeof name !== 'string' || prices === null || typeof prices !== 'object') return model;
+  if (!('input_per_mtok' in prices) && !('output_per_mtok' in prices)) return model;
+  return { ...model, prices: { [name]: prices } };
+}
+
+const modelSection = z.preprocess(
+  expandShortPrices,
+  z.strictObject({
+    /** Model to use; when absent the environment's OPENAI_MODEL decides. */
+    name: z.string().min(1).optional(),
+    prices: z.record(z.string().min(1), price).default({}),
+    /** Price of a model missing from `prices`; default the most expensive listed one. */
+    defaultPrice: price.optional(),
+  }),
+);
+
+const positiveInt = (max: number) =>
+  z
+    .number({ error: 'expected a whole number' })
+    .int({ error: 'expected a whole number' })
+    .min(1, { error: 'expected at least 1' })
+    .max(max, { error: `expected at most ${max}` });
+
+const budgetsSection = z.strictObject({
+  maxSteps: positiveInt(500).optional(),
+  deadlineSeconds: positiveInt(86_400).optional(),
+  maxTokens: positiveInt(100_000_000).optional(),
+  maxCostUsd: z.number({ error: 'expected US dollars' }).positive({ error: 'expected more than 0' }).max(10_000).optional(),
+  maxConsecutiveToolErrors: positiveInt(100).optional(),
+  maxObservationChars: z.number().int().min(500).max(1_000_000).optional(),
+  toolTimeoutSeconds: positiveInt(3600).optional(),
+});
+
+const approvalsSection = z.strictObject({
+  approvers: approverList.default([]),
+  /** May the person who asked approve their own run's calls? */
+  selfApproval: z.boolean({ error: 'expected true or false' }).default(false),
+  expiresAfterMinutes: positiveInt(10_080).default(60),
+});
+
+const channelId = z.string().regex(/^[CGD][A-Z0-9]{2,}$/, { error: 'expected a Slack channel id (C…, G… or D…)' });
+
+const channelsSection = z.strictObject({
+  /** Channels where the bot answers; empty: wherever it is invited. */
+  allow: z.array(channelId).default([]),
+  /** Extra system-prompt text per channel id. */
+  prompt: z.record(channelId, z.string().max(4000)).default({}),
+});
+
+/** A tool with no settings is enabled by its key alone (`current_time:` or `current_time: {}`). */
+const noSettings = z.preprocess((v) => v ?? {}, z.strictObject({}));
+
+const toolsSection = z.strictObject({
+  http_get: httpGetSettings.optional(),
+  http_request: httpRequestSettings.optional(),
+  search_runbooks: runbookSettings.optional(),
+  prometheus_query: prometheusSettings.optional(),
+  current_time: noSettings.optional(),
+  post_message: postMessageSettings.optional(),
+  page_oncall: pageOncallSettings.optional(),
+  run_action: runActionSettings.optional(),
+});
+
+/** Built-in tool keys of `tools:`; `search_runbooks` enables `read_runbook` too. */
+export const TOOL_KEYS = Object.keys(toolsSection.shape) as Array<keyof typeof toolsSection.shape>;
+
+const customEntry = z.union([
+  z.string().min(1).transform((path) => ({ path, approvers: undefined as string[] | undefined })),
+  z.strictObject({ path: z.string().min(1), approvers: toolApprovers.optional() }),
+]);
+
+const policySchema = z.strictObject({
+  model: modelSection.default({ prices: {} }),
+  budgets: budgetsSection.default({}),
+  approvals: approvalsSection.default({ approvers: [], selfApproval: false, expiresAfterMinutes: 60 }),
+  channels: channelsSection.default({ allow: [], prompt: {} }),
+  tools: toolsSection.default({}),
+  /** Paths of modules exporting a tool, relative to the policy file. */
+  custom: z.array(customEntry).default([]),
+});
+
+type ParsedPolicy = z.output<typeof policySchema>;
+
+/** The validated policy. Relative paths (runbook directory, custom tools) are already absolute. */
+export type Policy = ParsedPolicy & {
+  /** Where it came from (the file path), for messages. */
+  source: string;
+};
+
+export type ToolKey = (typeof TOOL_KEYS)[number];
+
+const GATED: ReadonlyArray<{ key: ToolKey; effect: string }> = [
+  { key: 'http_request', effect: 'write' },
+  { key: 'run_action', effect: 'write' },
+  { key: 'post_message', effect: 'notify' },
+  { key: 'page_oncall', effect: 'notify' },
+];
+
+/** Rules across sections, checked once each section is valid on its own. */
+function crossChecks(policy: ParsedPolicy): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  if (policy.budgets.maxCostUsd !== undefined && Object.keys(policy.model.prices).length === 0 && !policy.model.defaultPrice) {
+    problems.push({
+      key: 'budgets.maxCostUsd',
+      problem: 'needs model.prices (or model.defaultPrice) to compute what a run costs',
+    });
+  }
+  if (policy.approvals.approvers.length === 0) {
+    for (const { key, effect } of GATED) {
+      const settings = policy.tools[key];
+      if (settings && !settings.approvers) {
+        problems.push({
+          key: 'approvals.approvers',
+          problem: `required: ${key} (${effect}) is enabled and has no approvers of its own (tools.${key}.approvers)`,
+        });
+      }
+    }
+  }
+  if (policy.channels.allow.length > 0) {
+    for (const channel of Object.keys(policy.channels.prompt)) {
+      if (!policy.channels.allow.includes(channel)) {
+        problems.push({ key: `channels.prompt.${channel}`, problem: 'this channel is not in channels.allow' });
+      }
+    }
+  }
+  return problems;
+}
+
+function absolutePaths(policy: ParsedPolicy, baseDir: string): ParsedPolicy {
+  const at = (path: string) => (isAbsolute(path) ? path : resolve(baseDir, path));
+  const runbooks = policy.tools.search_runbooks;
+  return {
+    ...policy,
+    tools: { ...policy.tools, ...(runbooks ? { search_runbooks: { ...runbooks, dir: at(runbooks.dir) } } : {}) },
+    custom: policy.custom.map((entry) => ({ ...entry, path: at(entry.path) })),
+  };
+}
+
+function yamlProblems(text: string): { data: unknown; problems: ConfigProblem[] } {
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    return {
+      data: undefined,
+      problems: doc.errors.map((e) => {
+        const at = e.linePos?.[0];
+        return { key: at ? `line ${at.line}, column ${at.col}` : '(yaml)', problem: e.message.split('\n')[0] ?? e.message };
+      }),
+    };
+  }
+  return { data: doc.toJS() ?? {}, problems: [] };
+}
+
+export interface ParsePolicyOptions {
+  /** Where secrets named by the policy must exist; default `process.env`. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Directory that relative paths are resolved against; default the working directory. */
+  baseDir?: string;
+  /** Named in error messages; default `policy`. */
+  source?: string;
+}
+
+/**
+ * Validates policy YAML text.
+ * @throws ConfigError listing every problem: key path and what is expected there.
+ */
+export function parsePolicy(yamlText: string, options: ParsePolicyOptions = {}): Policy {
+  const source = options.source ?? 'policy';
+  const { data, problems: syntax } = yamlProblems(yamlText);
+  if (syntax.length > 0) throw new ConfigError(source, syntax);
+  const parsed = policySchema.safeParse(data, { reportInput: true });
+  const problems = parsed.success
+    ? crossChecks(parsed.data)
+    : problemsOf(parsed.error.issues, {
+        knownKeys: { '(top level)': Object.keys(policySchema.shape), tools: TOOL_KEYS },
+      });
+  problems.push(...missingSecrets(data, options.env ?? process.env));
+  if (!parsed.success || problems.length > 0) throw new ConfigError(source, problems);
+  return { ...absolutePaths(parsed.data, options.baseDir ?? process.cwd()), source };
+}
+
+async function fileProblems(policy: Policy): Promise<ConfigProblem[]> {
+  const problems: ConfigProblem[] = [];
+  const runbooks = policy.tools.search_runbooks;
+  if (runbooks && !(await stat(runbooks.dir).catch(() => undefined))?.isDirectory()) {
+    problems.push({ key: 'tools.search_runbooks.dir', problem: `no directory at ${runbooks.dir}` });
+  }
+  for (const [i, entry] of policy.custom.entries()) {
+    if (!(await stat(entry.path).catch(() => undefined))?.isFile()) {
+      problems.push({ key: `custom[${i}]`, problem: `no file at ${entry.path}` });
+    }
+  }
+  return problems;
+}
+
+/**
+ * Reads and validates the policy file; relative paths in it are resolved against its directory, and the
+ * runbook directory and custom tool files must exist.
+ * @throws ConfigError naming the file and every problem in it.
+ */
+export async function loadPolicy(path: string, options: Omit<ParsePolicyOptions, 'baseDir' | 'source'> = {}): Promise<Policy> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(path, [{ key: 'LOOPGATE_CONFIG', problem: `cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'})` }]);
+  }
+  const policy = parsePolicy(text, { ...options, baseDir: dirname(resolve(path)), source: path });
+  const problems = await fileProblems(policy);
+  if (problems.length > 0) throw new ConfigError(path, problems);
+  return policy;
+}

@@ -1,0 +1,60 @@
+/**
+ * The final answer as thread messages: standard Markdown in a `markdown` block (at most 12,000 characters
+ * per message, so longer answers become several messages), then, on the last one, the stop reason when the
+ * run did not complete and a Details button.
+ */
+import type { StopReason } from '../loop/types.js';
+import { actions, button, context, type KnownBlock, type SlackMessage, section } from './block-kit.js';
+import { ACTION_IDS } from './ids.js';
+import { SLACK_LIMITS } from './limits.js';
+import { escapeAndTruncate, neutraliseBroadcasts, truncate } from './mrkdwn.js';
+import { splitMarkdown } from './split.js';
+import { STOP_REASON_SENTENCE } from './stop-reason.js';
+
+export interface FinalAnswerView {
+  runId: string;
+  /** The accepted answer (RunState.answer); any part longer than a markdown block is split again. */
+  parts: readonly string[];
+  stopReason: StopReason | null;
+  /** The run's own sentence about why it ended; preferred over the generic one. */
+  stopMessage?: string | null;
+}
+
+/** Characters of an answer repeated in `text` (what notifications and screen readers show). */
+const FALLBACK_CHARS = 3_000;
+
+function stopLine(view: FinalAnswerView): string | null {
+  if (view.stopReason === null || view.stopReason === 'completed') return null;
+  const sentence = view.stopMessage?.trim() || STOP_REASON_SENTENCE[view.stopReason];
+  return `:warning: ${escapeAndTruncate(sentence, SLACK_LIMITS.contextText - 20)}`;
+}
+
+/** One or more messages to post in order; never empty. */
+export function finalAnswerMessages(view: FinalAnswerView): SlackMessage[] {
+  const pieces = view.parts
+    .map((part) => neutraliseBroadcasts(part).trim())
+    .filter((part) => part !== '')
+    .flatMap((part) => splitMarkdown(part, SLACK_LIMITS.markdownBlock));
+
+  const messages: SlackMessage[] = pieces.map((piece) => ({
+    text: truncate(piece, FALLBACK_CHARS),
+    blocks: [{ type: 'markdown', text: piece }],
+  }));
+
+  const stop = stopLine(view);
+  const tail: KnownBlock[] = [];
+  if (stop) tail.push(context(stop));
+  tail.push(
+    actions('loopgate_answer', [
+      button({ actionId: ACTION_IDS.details, text: 'Details', value: view.runId }),
+    ]),
+  );
+
+  const last = messages.at(-1);
+  if (last) {
+    last.blocks.push(...tail);
+    return messages;
+  }
+  const sentence = stop ?? ':warning: The run ended without an answer.';
+  return [{ text: sentence, blocks: [section(sentence), ...tail.filter((b) => b.type !== 'context')] }];
+}

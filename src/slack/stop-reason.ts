@@ -1,0 +1,15 @@
+import type { StopReason } from '../loop/types.js';
+
+/** Why a run ended, as a sentence for the thread; used when the run has no stopMessage of its own. */
+export const STOP_REASON_SENTENCE: Record<StopReason, string> = {
+  completed: 'The run completed.',
+  max_steps: 'I stopped because I reached the maximum number of steps before finishing.',
+  deadline: 'I stopped because the run took longer than its time limit.',
+  token_budget: 'I stopped because the run used up its token budget.',
+  cost_budget: 'I stopped because the run reached its cost limit.',
+  loop_detected: 'I stopped because I kept making the same call with the same arguments.',
+  tool_errors: 'I stopped because too many tool calls failed in a row.',
+  model_error: 'I stopped because the language model could not be reached or gave unusable replies.',
+  validation_failed: 'I stopped because I could not produce an answer that passed the checks.',
+  cancelled: 'The run was cancelled.',
+};

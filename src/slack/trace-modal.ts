@@ -1,0 +1,110 @@
+/**
+ * The Details modal: a run's steps, tool calls with their arguments, durations and (truncated) results,
+ * and the approvals. Modals take mrkdwn only (no `markdown` block) and at most 100 blocks, so a long run
+ * shows its first and last steps with a note about the ones left out.
+ */
+import { context, type KnownBlock, type ModalView, plainText, section } from './block-kit.js';
+import { CALLBACK_IDS } from './ids.js';
+import { SLACK_LIMITS } from './limits.js';
+import { escapeAndTruncate, preformatted, userMention } from './mrkdwn.js';
+import { STOP_REASON_SENTENCE } from './stop-reason.js';
+import type { TraceStep, TraceToolCall, TraceView } from './trace.js';
+
+const ARGS_CHARS = 900;
+const RESULT_CHARS = 1_200;
+const STEP_TEXT_CHARS = 1_500;
+/** Calls shown per step; the rest are counted. Keeps one step well under the block budget. */
+const MAX_CALLS_PER_STEP = 20;
+
+export function formatDuration(ms: number): string {
+  return ms < 1_000 ? `${Math.round(ms)} ms` : `${(ms / 1_000).toFixed(1)} s`;
+}
+
+function callBlock(call: TraceToolCall): KnownBlock {
+  const facts = [`\`${escapeAndTruncate(call.tool, 100, '…')}\``];
+  if (call.effect) facts.push(call.effect);
+  if (call.durationMs !== undefined) facts.push(formatDuration(call.durationMs));
+  if (call.ok !== undefined) facts.push(call.ok ? ':white_check_mark: ok' : ':x: failed');
+  if (call.result === undefined) facts.push(':hourglass: no result yet');
+
+  const lines = [facts.join(' · '), `*Arguments*\n${preformatted(call.args, ARGS_CHARS)}`];
+  if (call.result !== undefined) lines.push(`*Result*\n${preformatted(call.result, RESULT_CHARS)}`);
+  if (call.approval) {
+    const who = call.approval.decidedBy ? ` by ${userMention(call.approval.decidedBy)}` : '';
+    const why = call.approval.reason ? `: ${escapeAndTruncate(call.approval.reason, 300)}` : '';
+    lines.push(`*Approval:* ${call.approval.outcome.replace(/_/g, ' ')}${who}${why}`);
+  }
+  return section(lines.join('\n'));
+}
+
+function stepBlocks(step: TraceStep): KnownBlock[] {
+  const title = `*Step ${step.step}*${step.durationMs === undefined ? '' : ` · ${formatDuration(step.durationMs)}`}`;
+  const text = step.text?.trim() ? `\n${escapeAndTruncate(step.text.trim(), STEP_TEXT_CHARS)}` : '';
+  const blocks: KnownBlock[] = [section(`${title}${text}`)];
+  blocks.push(...step.calls.slice(0, MAX_CALLS_PER_STEP).map(callBlock));
+  const hidden = step.calls.length - MAX_CALLS_PER_STEP;
+  if (hidden > 0) blocks.push(context(`… and ${hidden} more calls in this step`));
+  return blocks;
+}
+
+/** Keeps whole steps from the start and the end within `budget` blocks, noting how many were left out. */
+function fitSteps(groups: KnownBlock[][], budget: number): KnownBlock[] {
+  const total = groups.reduce((n, g) => n + g.length, 0);
+  if (total <= budget) return groups.flat();
+  const room = budget - 1; // one block for the omission note
+  const head: KnownBlock[][] = [];
+  const tail: KnownBlock[][] = [];
+  let used = 0;
+  let first = 0;
+  let last = groups.length - 1;
+  // Alternate head and tail so both the start of the run and how it ended stay visible.
+  for (let takeHead = true; first <= last; takeHead = !takeHead) {
+    const group = takeHead ? groups[first] : groups[last];
+    if (!group || used + group.length > room) break;
+    used += group.length;
+    if (takeHead) head.push(groups[first++] ?? []);
+    else tail.unshift(groups[last--] ?? []);
+  }
+  const omitted = last - first + 1;
+  return [
+    ...head.flat(),
+    context(`… ${omitted} step${omitted === 1 ? '' : 's'} not shown …`),
+    ...tail.flat(),
+  ];
+}
+
+function summary(view: TraceView): KnownBlock[] {
+  const stop = view.stopReason
+    ? ` · ${escapeAndTruncate(view.stopMessage?.trim() || STOP_REASON_SENTENCE[view.stopReason], 500)}`
+    : '';
+  const blocks: KnownBlock[] = [
+    section(
+      `*Run* \`${escapeAndTruncate(view.runId, 200, '…')}\` · *${view.status.replace(/_/g, ' ')}*${stop}`,
+    ),
+  ];
+  const facts = [`${view.steps.length} step${view.steps.length === 1 ? '' : 's'}`];
+  if (view.usage) {
+    const { inputTokens, outputTokens, costUsd, activeMs } = view.usage;
+    facts.push(`${inputTokens + outputTokens} tokens (${inputTokens} in, ${outputTokens} out)`);
+    facts.push(`$${costUsd.toFixed(4)}`);
+    facts.push(`${formatDuration(activeMs)} active`);
+  }
+  blocks.push(context(facts.join(' · ')));
+  return blocks;
+}
+
+export function traceModal(view: TraceView): ModalView {
+  const head = summary(view);
+  const steps =
+    view.steps.length === 0
+      ? [context('_No steps yet._')]
+      : fitSteps(view.steps.map(stepBlocks), SLACK_LIMITS.viewBlocks - head.length);
+  return {
+    type: 'modal',
+    callback_id: CALLBACK_IDS.trace,
+    private_metadata: view.runId.slice(0, SLACK_LIMITS.privateMetadata),
+    title: plainText('Run trace', SLACK_LIMITS.modalTitle),
+    close: plainText('Close', SLACK_LIMITS.modalTitle),
+    blocks: [...head, ...steps],
+  };
+}

@@ -1,0 +1,98 @@
+/**
+ * A run's trace as the Details modal shows it, and how to derive it from a stored RunState. Durations are
+ * not part of RunState (they come from engine events), so the caller passes them in when it has them.
+ */
+import { z } from 'zod';
+import type { ActionRecord, RunState, RunStatus, StopReason, ToolEffect } from '../loop/types.js';
+
+export interface TraceToolCall {
+  toolCallId: string;
+  tool: string;
+  effect?: ToolEffect;
+  /** Arguments as the model wrote them (JSON text). */
+  args: string;
+  durationMs?: number;
+  /** The tool message the model read; absent while the call waits. */
+  result?: string;
+  ok?: boolean;
+  /** Present for gated calls that reached an end. */
+  approval?: Pick<ActionRecord, 'outcome' | 'decidedBy' | 'reason'>;
+}
+
+export interface TraceStep {
+  step: number;
+  durationMs?: number;
+  /** The assistant's text of that step (its final answer on the last step). */
+  text?: string;
+  calls: TraceToolCall[];
+}
+
+export interface TraceView {
+  runId: string;
+  status: RunStatus;
+  stopReason: StopReason | null;
+  stopMessage?: string | null;
+  steps: TraceStep[];
+  usage?: { inputTokens: number; outputTokens: number; costUsd: number; activeMs: number };
+}
+
+/** Durations recorded from engine events: by step number (1-based) and by tool call id. */
+export interface TraceTimings {
+  steps?: Readonly<Record<number, number>>;
+  tools?: Readonly<Record<string, number>>;
+  effects?: Readonly<Record<string, ToolEffect>>;
+}
+
+const OkFlag = z.object({ ok: z.boolean() });
+
+function okOf(content: string): boolean | undefined {
+  try {
+    const parsed = OkFlag.safeParse(JSON.parse(content));
+    return parsed.success ? parsed.data.ok : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function traceFromRunState(state: RunState, timings: TraceTimings = {}): TraceView {
+  const results = new Map<string, string>();
+  for (const message of state.messages) {
+    if (message.role === 'tool') results.set(message.toolCallId, message.content);
+  }
+  const actions = new Map(state.actions.map((a) => [a.toolCallId, a]));
+
+  const steps: TraceStep[] = [];
+  for (const message of state.messages) {
+    if (message.role !== 'assistant') continue;
+    const step = steps.length + 1;
+    steps.push({
+      step,
+      durationMs: timings.steps?.[step],
+      text: message.content ?? undefined,
+      calls: (message.toolCalls ?? []).map((call) => {
+        const result = results.get(call.id);
+        const action = actions.get(call.id);
+        return {
+          toolCallId: call.id,
+          tool: call.name,
+          effect: timings.effects?.[call.id],
+          args: call.arguments,
+          durationMs: timings.tools?.[call.id],
+          result,
+          ok: result === undefined ? undefined : okOf(result),
+          approval: action && { outcome: action.outcome, decidedBy: action.decidedBy, reason: action.reason },
+        };
+      }),
+    });
+  }
+
+  const { inputTokens, outputTokens, costUsd, activeMs } = state.usage;
+  return {
+    runId: state.runId,
+    status: state.status,
+    stopReason: state.stopReason,
+    stopMessage: state.stopMessage,
+    steps,
+    usage: { inputTokens, outputTokens, costUsd, activeMs },
+  };
+}

@@ -1,0 +1,160 @@
+import { z } from 'zod';
+import type { Evidence, Message, RunState, ToolResult } from '../loop/types.js';
+import { RUN_STATE_VERSION } from '../loop/types.js';
+
+/**
+ * zod schemas of the engine's RunState as the store keeps it: the header (everything but `messages`
+ * and `evidence`), one message, one evidence record. Objects are strict: a field this code does not
+ * know means the format changed without a version bump, and loading refuses it rather than dropping it.
+ * The type checks at the bottom fail to compile when src/loop/types.ts and these schemas drift apart.
+ */
+
+const toolCall = z.strictObject({ id: z.string(), name: z.string(), arguments: z.string() });
+
+export const messageSchema = z.discriminatedUnion('role', [
+  z.strictObject({ role: z.literal('system'), content: z.string() }),
+  z.strictObject({ role: z.literal('user'), content: z.string(), }),
+  z.strictObject({
+    role: z.literal('assistant'),
+    content: z.string().nullable(),
+    toolCalls: z.array(toolCall).optional(),
+  }),
+  z.strictObject({ role: z.literal('tool'), toolCallId: z.string(), name: z.string(), content: z.string() }),
+]);
+
+export const evidenceSchema = z.strictObject({
+  toolCallId: z.string(),
+  tool: z.string(),
+  kind: z.enum(['result', 'verification']),
+  ok: z.boolean(),
+  summary: z.string(),
+  at: z.number(),
+});
+
+export const toolResultSchema = z.union([
+  z.strictObject({
+    ok: z.literal(true),
+    data: z.unknown(),
+    truncated: z
+      .strictObject({ totalChars: z.number(), keptHeadChars: z.number(), keptTailChars: z.number() })
+      .optional(),
+    verification: z.strictObject({ ok: z.boolean(), summary: z.string() }).optional(),
+  }),
+  z.strictObject({ ok: z.literal(false), error: z.strictObject({ code: z.string(), message: z.string() }) }),
+]);
+
+const price = z.strictObject({ inputPerMTok: z.number(), outputPerMTok: z.number() });
+
+const gatedCall = z.strictObject({
+  toolCallId: z.string(),
+  tool: z.string(),
+  effect: z.enum(['write', 'notify']),
+  args: z.unknown(),
+  argsHash: z.string(),
+  preview: z.string().optional(),
+  reason: z.string().optional(),
+  idempotent: z.boolean(),
+});
+
+export const runStatusSchema = z.enum(['running', 'awaiting_approval', 'completed', 'failed', 'stopped', 'cancelled']);
+
+export const stopReasonSchema = z.enum([
+  'completed',
+  'max_steps',
+  'deadline',
+  'token_budget',
+  'cost_budget',
+  'loop_detected',
+  'tool_errors',
+  'model_error',
+  'validation_failed',
+  'cancelled',
+]);
+
+export const runHeaderStateSchema = z.strictObject({
+  version: z.literal(RUN_STATE_VERSION),
+  runId: z.string(),
+  status: runStatusSchema,
+  requester: z.strictObject({ userId: z.string(), teamId: z.string().optional(), timeZone: z.string().optional() }),
+  step: z.number(),
+  usage: z.strictObject({
+    inputTokens: z.number(),
+    outputTokens: z.number(),
+    costUsd: z.number(),
+    activeMs: z.number(),
+    activeSince: z.number().nullable(),
+  }),
+  limits: z.strictObject({
+    maxSteps: z.number(),
+    deadlineMs: z.number(),
+    maxTokens: z.number(),
+    maxCostUsd: z.number(),
+    prices: z.record(z.string(), price),
+    defaultPrice: price,
+    maxConsecutiveToolErrors: z.number(),
+    maxIdenticalCalls: z.number(),
+    maxObservationChars: z.number(),
+    toolTimeoutMs: z.number(),
+    maxAnswerRetries: z.number(),
+    maxAnswerChars: z.number(),
+  }),
+  turn: z
+    .strictObject({
+      slots: z.array(
+        z.strictObject({ toolCallId: z.string(), tool: z.string(), result: toolResultSchema.nullable() }),
+      ),
+      pending: z.array(gatedCall),
+    })
+    .nullable(),
+  actions: z.array(
+    z.strictObject({
+      toolCallId: z.string(),
+      tool: z.string(),
+      argsHash: z.string(),
+      outcome: z.enum([
+        'succeeded',
+        'failed',
+        'rejected',
+        'expired',
+        'cancelled',
+        'outcome_unknown',
+        'not_executed',
+      ]),
+      decidedBy: z.string().optional(),
+      reason: z.string().optional(),
+      summary: z.string(),
+    }),
+  ),
+  rejected: z.record(z.string(), z.strictObject({ by: z.string().optional(), reason: z.string().optional() })),
+  brakes: z.strictObject({
+    consecutiveToolErrors: z.number(),
+    lastCallSignature: z.string().nullable(),
+    identicalCalls: z.number(),
+  }),
+  answerRetries: z.number(),
+  answer: z.array(z.string()).nullable(),
+  stopReason: stopReasonSchema.nullable(),
+  stopMessage: z.string().nullable(),
+  createdAt: z.number(),
+  updatedAt: z.number(),
+});
+
+/** The RunState without its two append-only parts: what the header stores. */
+export type RunHeaderState = Omit<RunState, 'messages' | 'evidence'>;
+
+/** T with every optional property made required, at every depth (so a missing optional field shows). */
+type AllKeys<T> = T extends string | number | boolean | null | undefined
+  ? T
+  : T extends object
+    ? { [K in keyof T]-?: AllKeys<T[K]> }
+    : T;
+
+/** True when A and B accept the same values and name the same properties (mutual assignability). */
+type Same<A, B> = [AllKeys<A>] extends [AllKeys<B>] ? ([AllKeys<B>] extends [AllKeys<A>] ? true : false) : false;
+
+export const schemasMatchEngineTypes: [
+  Same<z.output<typeof runHeaderStateSchema>, RunHeaderState>,
+  Same<z.output<typeof messageSchema>, Message>,
+  Same<z.output<typeof evidenceSchema>, Evidence>,
+  Same<z.output<typeof toolResultSchema>, ToolResult>,
+] = [true, true, true, true];

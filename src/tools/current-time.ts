@@ -1,0 +1,72 @@
+/** read `current_time`: now, in the requester's time zone (or one the model names), ISO and human form. */
+import { z } from 'zod';
+import { defineTool } from '../loop/define-tool.js';
+import type { AnyTool, Clock } from '../loop/types.js';
+import { ToolError } from './errors.js';
+
+function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** `+01:00` style offset of `zone` at `instant`. */
+function offsetOf(instant: Date, zone: string): string {
+  const part = new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'longOffset' })
+    .formatToParts(instant)
+    .find((p) => p.type === 'timeZoneName')?.value;
+  // `GMT` alone means a zero offset; otherwise `GMT+05:30`.
+  return !part || part === 'GMT' ? '+00:00' : part.replace('GMT', '');
+}
+
+/** Local wall-clock time of `instant` in `zone` as ISO 8601 with the zone's offset. */
+export function localIso(instant: Date, zone: string): string {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-CA', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    })
+      .formatToParts(instant)
+      .map((p) => [p.type, p.value]),
+  );
+  return `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}:${parts.second}${offsetOf(instant, zone)}`;
+}
+
+function human(instant: Date, zone: string): string {
+  return new Intl.DateTimeFormat('en-GB', {
+    timeZone: zone,
+    dateStyle: 'full',
+    timeStyle: 'long',
+  }).format(instant);
+}
+
+export function createCurrentTime(deps: { clock: Clock }): AnyTool {
+  return defineTool({
+    name: 'current_time',
+    description:
+      "The current date and time, in the requester's time zone unless you name another IANA zone " +
+      '(e.g. Europe/Berlin). Use it before reasoning about "today", "last night" or time windows.',
+    parameters: z.object({
+      timeZone: z.string().optional().describe('IANA time zone such as America/New_York; default the requester'),
+    }),
+    effect: 'read',
+    idempotent: true,
+    async execute({ timeZone }, ctx) {
+      const zone = timeZone ?? ctx.requester.timeZone ?? 'UTC';
+      if (!isTimeZone(zone)) {
+        throw new ToolError('unknown_time_zone', `${zone} is not an IANA time zone (e.g. Europe/Paris, UTC)`);
+      }
+      const now = new Date(deps.clock.now());
+      return { timeZone: zone, local: localIso(now, zone), utc: now.toISOString(), human: human(now, zone) };
+    },
+  });
+}

@@ -1,0 +1,167 @@
+/**
+ * write `run_action`: the operator-declared actions of the policy file (restart a service, roll back a
+ * deploy…), each filled with validated parameters into an HTTP call or a command template. The model
+ * never writes a URL or a command line; the approver sees the exact request or argv before it runs, and
+ * an optional verify step (a GET expecting 2xx) checks the outcome afterwards.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { defineTool } from '../loop/define-tool.js';
+import type { AnyTool, ToolContext, VerifyResult } from '../loop/types.js';
+import { HttpStatusError, ToolError } from './errors.js';
+import { decodeBody, formatBody } from './net/body-format.js';
+import { exchange } from './net/http-client.js';
+import { timeLimit } from './net/time-limit.js';
+import { clip, codeBlock, inlineCode } from './preview-format.js';
+import { describeActions, type RunActionArgs, runActionParameters } from './run-action/action-params.js';
+import type { ActionSettings, RunActionSettings } from './run-action/action-settings.js';
+import { fill, fillJson, fillUrl, type ParamValue, wholePlaceholder } from './run-action/placeholders.js';
+import { runCommand } from './run-action/run-command.js';
+import { type Env, readSecret } from './settings.js';
+
+/** A declared action with its parameters filled in: exactly what runs. */
+type Planned =
+  | { kind: 'command'; argv: string[] }
+  | { kind: 'http'; method: string; url: string; body: unknown; secretHeaders: string[] };
+
+/**
+ * Fills the command template. A string parameter filling a whole argument may not start with `-`, so a
+ * value can never turn into an option of the program.
+ */
+function planCommand(command: readonly string[], action: ActionSettings, params: Record<string, ParamValue>): string[] {
+  return command.map((arg) => {
+    const whole = wholePlaceholder(arg);
+    const value = whole === undefined ? undefined : params[whole];
+    if (whole !== undefined && action.params[whole]?.type === 'string' && String(value).startsWith('-')) {
+      throw new ToolError('argument_refused', `parameter ${whole} may not start with "-" (it would read as an option)`);
+    }
+    return fill(arg, params);
+  });
+}
+
+function plan(action: ActionSettings, params: Record<string, ParamValue>): Planned {
+  if (action.command) return { kind: 'command', argv: planCommand(action.command, action, params) };
+  if (!action.http) throw new ToolError('action_misconfigured', 'action has neither http nor command');
+  return {
+    kind: 'http',
+    method: action.http.method,
+    url: fillUrl(action.http.url, params),
+    body: action.http.body === undefined ? undefined : fillJson(action.http.body, params),
+    secretHeaders: Object.keys(action.http.headersEnv),
+  };
+}
+
+/** How a shell would need the argument quoted; only for showing the command to a person. */
+function shellQuote(arg: string): string {
+  return /^[A-Za-z0-9_./:=@%+,-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'\\''`)}'`;
+}
+
+function previewOf(name: string, action: ActionSettings, planned: Planned, params: Record<string, ParamValue>): string {
+  const lines = [`**Action ${inlineCode(name)}**: ${action.description}`];
+  if (planned.kind === 'command') {
+    lines.push('Runs this command (no shell, one argument per word shown):', codeBlock(planned.argv.map(shellQuote).join(' ')));
+  } else {
+    lines.push(`Sends **${planned.method}** ${inlineCode(planned.url)}`);
+    if (planned.body !== undefined) lines.push(codeBlock(clip(JSON.stringify(planned.body, null, 2)), 'json'));
+    if (planned.secretHeaders.length > 0) {
+      lines.push(`Headers from the environment (values hidden): ${planned.secretHeaders.join(', ')}`);
+    }
+  }
+  if (action.verify) lines.push(`Then checks ${inlineCode(`GET ${fillUrl(action.verify.http_get, params)}`)} for a 2xx status.`);
+  return lines.join('\n');
+}
+
+function secretHeadersOf(actions: RunActionSettings['actions'], env: Env): Map<string, Record<string, string>> {
+  return new Map(
+    Object.entries(actions).map(([name, action]) => [
+      name,
+      Object.fromEntries(
+        Object.entries(action.http?.headersEnv ?? {}).map(([header, envName]) => [
+          header,
+          readSecret(env, envName, `tools.run_action.actions.${name}.http.headersEnv.${header}`),
+        ]),
+      ),
+    ]),
+  );
+}
+
+async function execute(
+  name: string,
+  action: ActionSettings,
+  planned: Planned,
+  headers: Record<string, string>,
+  ctx: ToolContext,
+) {
+  const timeoutMs = action.timeoutSeconds * 1000;
+  if (planned.kind === 'command') return { action: name, ...(await runCommand(planned.argv, timeoutMs, ctx.signal)) };
+  const url = new URL(planned.url);
+  const reply = await exchange({
+    method: planned.method,
+    url,
+    headers: {
+      ...headers,
+      'idempotency-key': ctx.idempotencyKey,
+      ...(planned.body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(planned.body === undefined ? {} : { body: JSON.stringify(planned.body) }),
+    limit: timeLimit(ctx.signal, timeoutMs),
+    maxBytes: 200_000,
+  });
+  const contentType = reply.headers['content-type'];
+  const text = clip(formatBody(decodeBody(reply.body, contentType), contentType), 2000);
+  if (reply.status < 200 || reply.status >= 300) throw new HttpStatusError(planned.method, url.href, reply.status, clip(text, 500));
+  return { action: name, status: reply.status, body: text };
+}
+
+async function verifyOnce(url: URL, timeoutMs: number, signal: AbortSignal): Promise<string | null> {
+  try {
+    const reply = await exchange({ method: 'GET', url, limit: timeLimit(signal, timeoutMs), maxBytes: 100_000 });
+    return reply.status >= 200 && reply.status < 300 ? null : `HTTP ${reply.status}`;
+  } catch (err) {
+    if (signal.aborted) throw err;
+    return err instanceof Error ? err.message : String(err);
+  }
+}
+
+async function verify(name: string, action: ActionSettings, params: Record<string, ParamValue>, ctx: ToolContext): Promise<VerifyResult> {
+  const step = action.verify;
+  if (!step) return { ok: true, summary: `not verified: action ${name} declares no verify step` };
+  const url = new URL(fillUrl(step.http_get, params));
+  let problem: string | null = null;
+  for (let attempt = 1; attempt <= step.attempts; attempt++) {
+    if (attempt > 1) await sleep(step.intervalSeconds * 1000, undefined, { signal: ctx.signal });
+    problem = await verifyOnce(url, step.timeoutSeconds * 1000, ctx.signal);
+    if (problem === null) return { ok: true, summary: `GET ${url.href} answered 2xx (attempt ${attempt} of ${step.attempts})` };
+  }
+  return { ok: false, summary: `GET ${url.href} failed after ${step.attempts} attempt(s): ${problem}` };
+}
+
+export function createRunAction(settings: RunActionSettings, deps: { env: Env }): AnyTool {
+  const actions = settings.actions;
+  const headers = secretHeadersOf(actions, deps.env);
+  const lookup = (args: RunActionArgs): ActionSettings => {
+    const action = actions[args.action];
+    if (!action) throw new ToolError('unknown_action', `no action named ${args.action}`);
+    return action;
+  };
+  const longest = Math.max(...Object.values(actions).map((a) => a.timeoutSeconds));
+  return defineTool({
+    name: 'run_action',
+    description:
+      'Run one of the operational actions the operators declared. A person approves each call after ' +
+      `seeing exactly what will run. Actions:\n${describeActions(actions)}`,
+    parameters: runActionParameters(actions),
+    effect: 'write',
+    timeoutMs: longest * 1000 + 1000,
+    async preview(args) {
+      const action = lookup(args);
+      return previewOf(args.action, action, plan(action, args.params), args.params);
+    },
+    async execute(args, ctx) {
+      const action = lookup(args);
+      return execute(args.action, action, plan(action, args.params), headers.get(args.action) ?? {}, ctx);
+    },
+    async verify(args, _result, ctx) {
+      return verify(args.action, lookup(args), args.params, ctx);
+    },
+  });
+}
