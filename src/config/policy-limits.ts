@@ -1,49 +1,42 @@
 /** What the policy means for the engine (run limits) and for the bot (who may approve a tool). */
+import { DEFAULT_LIMITS } from '../loop/state.js';
 import type { ModelPrice, RunLimits } from '../loop/types.js';
 import type { Policy } from './policy.js';
-
-/** Limits of a policy that sets no budgets; each can be changed under `budgets:`. */
-export const DEFAULT_LIMITS: Omit<RunLimits, 'prices' | 'defaultPrice'> = {
-  maxSteps: 12,
-  deadlineMs: 300_000,
-  maxTokens: 200_000,
-  maxCostUsd: 1,
-  maxConsecutiveToolErrors: 3,
-  maxIdenticalCalls: 3,
-  maxObservationChars: 8000,
-  toolTimeoutMs: 30_000,
-  maxAnswerRetries: 2,
-  // Slack's `markdown` block takes up to 12,000 characters.
-  maxAnswerChars: 12_000,
-};
 
 function toPrice(p: { input_per_mtok: number; output_per_mtok: number }): ModelPrice {
   return { inputPerMTok: p.input_per_mtok, outputPerMTok: p.output_per_mtok };
 }
 
 /**
- * The engine's limits for a new run. A model missing from the price table is priced like the most
+ * The engine's limits for a new run: the engine's defaults (DEFAULT_LIMITS in src/loop/state.ts) with
+ * what `budgets:` and `model:` set. A model missing from the price table is priced like the most
  * expensive listed model (unless `model.defaultPrice` says otherwise), so an unlisted model never makes
- * the cost budget look larger than it is. Without any price, cost is 0 and only the other budgets bind
- * (the policy refuses `budgets.maxCostUsd` in that case).
+ * a run look cheaper than it is; with no price listed the engine's default price applies.
  */
 export function limitsFromPolicy(policy: Policy): RunLimits {
-  const prices = Object.fromEntries(Object.entries(policy.model.prices).map(([model, p]) => [model, toPrice(p)]));
+  const prices = Object.fromEntries(
+    Object.entries(policy.model.prices).map(([model, p]) => [model, toPrice(p)]),
+  );
   const listed = Object.values(prices);
-  const defaultPrice = policy.model.defaultPrice
-    ? toPrice(policy.model.defaultPrice)
-    : {
-        inputPerMTok: Math.max(0, ...listed.map((p) => p.inputPerMTok)),
-        outputPerMTok: Math.max(0, ...listed.map((p) => p.outputPerMTok)),
-      };
+  let defaultPrice = DEFAULT_LIMITS.defaultPrice;
+  if (policy.model.defaultPrice) defaultPrice = toPrice(policy.model.defaultPrice);
+  else if (listed.length > 0) {
+    defaultPrice = {
+      inputPerMTok: Math.max(...listed.map((p) => p.inputPerMTok)),
+      outputPerMTok: Math.max(...listed.map((p) => p.outputPerMTok)),
+    };
+  }
   const b = policy.budgets;
   return {
     ...DEFAULT_LIMITS,
     ...(b.maxSteps === undefined ? {} : { maxSteps: b.maxSteps }),
     ...(b.deadlineSeconds === undefined ? {} : { deadlineMs: b.deadlineSeconds * 1000 }),
     ...(b.maxTokens === undefined ? {} : { maxTokens: b.maxTokens }),
+    ...(b.maxReplyTokens === undefined ? {} : { maxReplyTokens: b.maxReplyTokens }),
     ...(b.maxCostUsd === undefined ? {} : { maxCostUsd: b.maxCostUsd }),
-    ...(b.maxConsecutiveToolErrors === undefined ? {} : { maxConsecutiveToolErrors: b.maxConsecutiveToolErrors }),
+    ...(b.maxConsecutiveToolErrors === undefined
+      ? {}
+      : { maxConsecutiveToolErrors: b.maxConsecutiveToolErrors }),
     ...(b.maxObservationChars === undefined ? {} : { maxObservationChars: b.maxObservationChars }),
     ...(b.toolTimeoutSeconds === undefined ? {} : { toolTimeoutMs: b.toolTimeoutSeconds * 1000 }),
     prices,
@@ -72,5 +65,5 @@ export function approversFor(policy: Policy, toolName: string): Approvers {
 function ownApprovers(policy: Policy, toolName: string): string[] | undefined {
   const tools = policy.tools as Record<string, { approvers?: string[] } | undefined>;
   if (Object.hasOwn(tools, toolName)) return tools[toolName]?.approvers;
-  return policy.custom.find((entry) => entry.toolName === toolName)?.approvers;
+  return policy.custom.find((entry) => entry.name === toolName)?.approvers;
 }

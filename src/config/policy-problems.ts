@@ -47,7 +47,9 @@ function convert(issue: Issue, prefix: Path, options: ProblemOptions, out: Confi
       const meant = issue.errors.filter((branch) => !typeMismatchOnly(branch));
       const first = meant[0];
       if (meant.length === 0 || !first) {
-        const expected = issue.errors.flatMap((b) => b.map((i) => (i.code === 'invalid_type' ? i.expected : '')));
+        const expected = issue.errors.flatMap((b) =>
+          b.map((i) => (i.code === 'invalid_type' ? i.expected : '')),
+        );
         const listed = [...new Set(expected.filter(Boolean))].join(' or ');
         out.push({ key: keyPath(path), problem: listed ? `expected ${listed}` : plain(issue.message) });
         return;
@@ -62,7 +64,10 @@ function convert(issue: Issue, prefix: Path, options: ProblemOptions, out: Confi
     case 'invalid_type':
       if (issue.input === undefined) {
         const custom = !issue.message.startsWith('Invalid input');
-        out.push({ key: keyPath(path), problem: `required (${custom ? issue.message : `expected ${issue.expected}`})` });
+        out.push({
+          key: keyPath(path),
+          problem: `required (${custom ? issue.message : `expected ${issue.expected}`})`,
+        });
         return;
       }
       out.push({ key: keyPath(path), problem: plain(issue.message) });

@@ -16,7 +16,7 @@ import { prometheusSettings } from '../tools/prometheus-query.js';
 import { runActionSettings } from '../tools/run-action/action-settings.js';
 import { runbookSettings } from '../tools/runbooks/runbook-settings.js';
 import { approverList, toolApprovers } from '../tools/settings.js';
-import { type ConfigProblem, ConfigError } from './errors.js';
+import { ConfigError, type ConfigProblem } from './errors.js';
 import { missingSecrets } from './policy-env.js';
 import { problemsOf } from './policy-problems.js';
 
@@ -56,7 +56,12 @@ const budgetsSection = z.strictObject({
   maxSteps: positiveInt(500).optional(),
   deadlineSeconds: positiveInt(86_400).optional(),
   maxTokens: positiveInt(100_000_000).optional(),
-  maxCostUsd: z.number({ error: 'expected US dollars' }).positive({ error: 'expected more than 0' }).max(10_000).optional(),
+  maxReplyTokens: positiveInt(1_000_000).optional(),
+  maxCostUsd: z
+    .number({ error: 'expected US dollars' })
+    .positive({ error: 'expected more than 0' })
+    .max(10_000)
+    .optional(),
   maxConsecutiveToolErrors: positiveInt(100).optional(),
   maxObservationChars: z.number().int().min(500).max(1_000_000).optional(),
   toolTimeoutSeconds: positiveInt(3600).optional(),
@@ -69,7 +74,9 @@ const approvalsSection = z.strictObject({
   expiresAfterMinutes: positiveInt(10_080).default(60),
 });
 
-const channelId = z.string().regex(/^[CGD][A-Z0-9]{2,}$/, { error: 'expected a Slack channel id (C…, G… or D…)' });
+const channelId = z
+  .string()
+  .regex(/^[CGD][A-Z0-9]{2,}$/, { error: 'expected a Slack channel id (C…, G… or D…)' });
 
 const channelsSection = z.strictObject({
   /** Channels where the bot answers; empty: wherever it is invited. */
@@ -95,9 +102,29 @@ const toolsSection = z.strictObject({
 /** Built-in tool keys of `tools:`; `search_runbooks` enables `read_runbook` too. */
 export const TOOL_KEYS = Object.keys(toolsSection.shape) as Array<keyof typeof toolsSection.shape>;
 
+/**
+ * `./tools/x.ts`, or `{ path, name, approvers }` to give that tool its own approvers; `name` must equal
+ * the loaded tool's name (checked when the tools are built).
+ */
 const customEntry = z.union([
-  z.string().min(1).transform((path) => ({ path, approvers: undefined as string[] | undefined })),
-  z.strictObject({ path: z.string().min(1), approvers: toolApprovers.optional() }),
+  z
+    .string()
+    .min(1)
+    .transform((path) => ({
+      path,
+      name: undefined as string | undefined,
+      approvers: undefined as string[] | undefined,
+    })),
+  z
+    .strictObject({
+      path: z.string().min(1),
+      name: z.string().min(1).optional(),
+      approvers: toolApprovers.optional(),
+    })
+    .refine((entry) => entry.approvers === undefined || entry.name !== undefined, {
+      error: 'approvers of a custom tool need its name (name: <tool name>)',
+      path: ['name'],
+    }),
 ]);
 
 const policySchema = z.strictObject({
@@ -120,7 +147,10 @@ export type Policy = ParsedPolicy & {
 
 export type ToolKey = (typeof TOOL_KEYS)[number];
 
-const GATED: ReadonlyArray<{ key: ToolKey; effect: string }> = [
+const GATED: ReadonlyArray<{
+  key: 'http_request' | 'run_action' | 'post_message' | 'page_oncall';
+  effect: string;
+}> = [
   { key: 'http_request', effect: 'write' },
   { key: 'run_action', effect: 'write' },
   { key: 'post_message', effect: 'notify' },
@@ -130,7 +160,11 @@ const GATED: ReadonlyArray<{ key: ToolKey; effect: string }> = [
 /** Rules across sections, checked once each section is valid on its own. */
 function crossChecks(policy: ParsedPolicy): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
-  if (policy.budgets.maxCostUsd !== undefined && Object.keys(policy.model.prices).length === 0 && !policy.model.defaultPrice) {
+  if (
+    policy.budgets.maxCostUsd !== undefined &&
+    Object.keys(policy.model.prices).length === 0 &&
+    !policy.model.defaultPrice
+  ) {
     problems.push({
       key: 'budgets.maxCostUsd',
       problem: 'needs model.prices (or model.defaultPrice) to compute what a run costs',
@@ -139,7 +173,7 @@ function crossChecks(policy: ParsedPolicy): ConfigProblem[] {
   if (policy.approvals.approvers.length === 0) {
     for (const { key, effect } of GATED) {
       const settings = policy.tools[key];
-      if (settings && !settings.approvers) {
+      if (settings && settings.approvers === undefined) {
         problems.push({
           key: 'approvals.approvers',
           problem: `required: ${key} (${effect}) is enabled and has no approvers of its own (tools.${key}.approvers)`,
@@ -150,7 +184,10 @@ function crossChecks(policy: ParsedPolicy): ConfigProblem[] {
   if (policy.channels.allow.length > 0) {
     for (const channel of Object.keys(policy.channels.prompt)) {
       if (!policy.channels.allow.includes(channel)) {
-        problems.push({ key: `channels.prompt.${channel}`, problem: 'this channel is not in channels.allow' });
+        problems.push({
+          key: `channels.prompt.${channel}`,
+          problem: 'this channel is not in channels.allow',
+        });
       }
     }
   }
@@ -162,7 +199,10 @@ function absolutePaths(policy: ParsedPolicy, baseDir: string): ParsedPolicy {
   const runbooks = policy.tools.search_runbooks;
   return {
     ...policy,
-    tools: { ...policy.tools, ...(runbooks ? { search_runbooks: { ...runbooks, dir: at(runbooks.dir) } } : {}) },
+    tools: {
+      ...policy.tools,
+      ...(runbooks ? { search_runbooks: { ...runbooks, dir: at(runbooks.dir) } } : {}),
+    },
     custom: policy.custom.map((entry) => ({ ...entry, path: at(entry.path) })),
   };
 }
@@ -174,7 +214,10 @@ function yamlProblems(text: string): { data: unknown; problems: ConfigProblem[] 
       data: undefined,
       problems: doc.errors.map((e) => {
         const at = e.linePos?.[0];
-        return { key: at ? `line ${at.line}, column ${at.col}` : '(yaml)', problem: e.message.split('\n')[0] ?? e.message };
+        return {
+          key: at ? `line ${at.line}, column ${at.col}` : '(yaml)',
+          problem: e.message.split('\n')[0] ?? e.message,
+        };
       }),
     };
   }
@@ -228,12 +271,20 @@ async function fileProblems(policy: Policy): Promise<ConfigProblem[]> {
  * runbook directory and custom tool files must exist.
  * @throws ConfigError naming the file and every problem in it.
  */
-export async function loadPolicy(path: string, options: Omit<ParsePolicyOptions, 'baseDir' | 'source'> = {}): Promise<Policy> {
+export async function loadPolicy(
+  path: string,
+  options: Omit<ParsePolicyOptions, 'baseDir' | 'source'> = {},
+): Promise<Policy> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
-    throw new ConfigError(path, [{ key: 'LOOPGATE_CONFIG', problem: `cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'})` }]);
+    throw new ConfigError(path, [
+      {
+        key: 'LOOPGATE_CONFIG',
+        problem: `cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+      },
+    ]);
   }
   const policy = parsePolicy(text, { ...options, baseDir: dirname(resolve(path)), source: path });
   const problems = await fileProblems(policy);

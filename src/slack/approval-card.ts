@@ -37,9 +37,9 @@ export interface ApprovalView {
   args: unknown;
   argsHash: string;
   /** The tool's preview (Markdown from the tool), shown escaped. */
-  preview?: string;
+  preview?: string | null;
   /** The model's stated reason for the call. */
-  reason?: string;
+  reason?: string | null;
   /** Slack user id of the person whose question started the run. */
   requesterId: string;
   /** Who may decide: Slack user ids and user group ids. */
@@ -48,10 +48,10 @@ export interface ApprovalView {
   expiresAt: number;
   status: ApprovalStatus;
   /** Slack user id of the decider (also of whoever cancelled, when known). */
-  decidedBy?: string;
+  decidedBy?: string | null;
   /** Epoch ms. */
-  decidedAt?: number;
-  decisionReason?: string;
+  decidedAt?: number | null;
+  decisionReason?: string | null;
 }
 
 const EFFECT_SENTENCE: Record<GatedCall['effect'], string> = {
@@ -84,15 +84,15 @@ function labelled(label: string, body: string): KnownBlock {
   return section(`*${label}*\n${escapeAndTruncate(body, SLACK_LIMITS.sectionText - SECTION_LABEL_ROOM)}`);
 }
 
-function when(epochMs: number | undefined): string {
-  return epochMs === undefined ? '' : ` ${slackDate(epochMs)}`;
+function when(epochMs: number | null | undefined): string {
+  return epochMs == null ? '' : ` ${slackDate(epochMs)}`;
 }
 
-function by(userId: string | undefined): string {
+function by(userId: string | null | undefined): string {
   return userId ? ` by ${userMention(userId)}` : '';
 }
 
-function reasonLine(reason: string | undefined): string {
+function reasonLine(reason: string | null | undefined): string {
   return reason ? `\n*Reason:* ${escapeAndTruncate(reason, SLACK_LIMITS.sectionText - 600)}` : '';
 }
 

@@ -86,7 +86,11 @@ export function renderArguments(args: unknown, maxChars: number): RenderedArgume
   if (entries.length === 0) return { text: '_no arguments_', truncated: false };
 
   const { keys, values, tail, cap } = layout(entries, maxChars);
-  const lines = values.map((v, i) => `${keys[i]}${escapeAndTruncate(v, cap)}`);
+  // A multi-line value starts on the line after its key.
+  const lines = values.map((v, i) => {
+    const key = keys[i] ?? '';
+    return `${v.startsWith('\n') ? key.trimEnd() : key}${escapeAndTruncate(v, cap)}`;
+  });
   return {
     text: `${FENCE_OPEN}${lines.join('\n')}${tail}${FENCE_CLOSE}`,
     truncated:

@@ -11,7 +11,6 @@ export type SectionBlock = types.SectionBlock;
 export type ContextBlock = types.ContextBlock;
 export type ActionsBlock = types.ActionsBlock;
 export type HeaderBlock = types.HeaderBlock;
-export type MarkdownBlock = types.MarkdownBlock;
 export type Button = types.Button;
 export type ModalView = types.ModalView;
 export type PlainTextElement = types.PlainTextElement;

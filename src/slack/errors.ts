@@ -15,10 +15,22 @@ export class SlackCallError extends LoopgateError {
 /** Slack's own error code of a failure thrown by @slack/web-api, for logs and SlackCallError. */
 export function slackErrorCode(error: unknown): string {
   if (error !== null && typeof error === 'object') {
-    const e = error as { data?: { error?: unknown }; statusCode?: unknown; retryAfter?: unknown };
+    const e = error as {
+      data?: { error?: unknown };
+      statusCode?: unknown;
+      retryAfter?: unknown;
+      original?: { message?: unknown };
+    };
     if (typeof e.data?.error === 'string') return e.data.error;
     if (typeof e.statusCode === 'number') return `http_${e.statusCode}`;
     if (typeof e.retryAfter === 'number') return 'ratelimited';
+    // The WebClient reports retries exhausted on 429s as a request error wrapping this message.
+    if (
+      typeof e.original?.message === 'string' &&
+      e.original.message.startsWith('A rate limit was exceeded')
+    ) {
+      return 'ratelimited';
+    }
   }
   return 'request_failed';
 }

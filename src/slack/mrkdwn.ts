@@ -53,8 +53,8 @@ export function preformatted(raw: string, max: number): string {
   return `\`\`\`\n${escapeAndTruncate(defuseFences(raw), Math.max(0, max - 8))}\n\`\`\``;
 }
 
-const USER_ID = /^[UW][A-Z0-9]{2,}$/;
-const GROUP_ID = /^S[A-Z0-9]{2,}$/;
+const USER_ID = /^[UW][A-Z0-9]+$/;
+const GROUP_ID = /^S[A-Z0-9]+$/;
 
 /** `<@U…>` for a Slack user id; anything else is shown escaped as plain text. */
 export function userMention(id: string): string {

@@ -5,15 +5,18 @@
 import type { StopReason } from '../loop/types.js';
 import type { ApprovalView } from './approval-card.js';
 
-/** Where a run lives in Slack. */
+/**
+ * Where a run lives in Slack: the store's SlackContext (src/store/records.ts) plus the run id, so the
+ * worker passes `{ runId, ...run.slack }`.
+ */
 export interface RunSlackContext {
   runId: string;
   teamId?: string;
-  channel: string;
+  channelId: string;
   /** The thread the run answers in (the question's own ts when it started a thread). */
   threadTs: string;
   /** The message that asked; reactions go on it. */
-  messageTs: string;
+  requestMessageTs: string;
   /**
    * The placeholder posted for this run by an earlier job (stored with the run), so a resumed run in
    * another process edits it instead of posting a second one.
@@ -45,7 +48,8 @@ export type ReactionPhase = 'working' | 'done' | 'failed';
 export interface Notifier {
   /**
    * Shows `text` as the run's current step: posts the placeholder on first use, then edits it in place at
-   * most once per interval; the latest text wins, intermediate ones may be skipped.
+   * most once per interval; the latest text wins, intermediate ones may be skipped. Never rejects. The
+   * first call resolves once the placeholder is posted (Slack's retries included); later calls at once.
    */
   progress(ctx: RunSlackContext, text: string): Promise<void>;
   /** Sends any progress text still waiting for the interval (e.g. before a job ends at a pause). */

@@ -60,11 +60,13 @@ export class SlackNotifier implements Notifier {
         post: async (ctx, text) => (await this.postInThread(ctx, placeholderMessage(text)))?.ts ?? null,
         update: async (ctx, ts, text) => {
           await this.attempt(ctx, 'chat.update', () =>
-            this.client.chat.update({ channel: ctx.channel, ts, ...placeholderMessage(text) }),
+            this.client.chat.update({ channel: ctx.channelId, ts, ...placeholderMessage(text) }),
           );
         },
         remove: async (ctx, ts) => {
-          await this.attempt(ctx, 'chat.delete', () => this.client.chat.delete({ channel: ctx.channel, ts }));
+          await this.attempt(ctx, 'chat.delete', () =>
+            this.client.chat.delete({ channel: ctx.channelId, ts }),
+          );
         },
       },
     });
@@ -86,14 +88,14 @@ export class SlackNotifier implements Notifier {
     const message = approvalCard(view);
     try {
       const res = await this.client.chat.postMessage({
-        channel: ctx.channel,
+        channel: ctx.channelId,
         thread_ts: ctx.threadTs,
         ...message,
         unfurl_links: false,
         unfurl_media: false,
       });
       if (!res.ts) throw new Error('chat.postMessage returned no ts');
-      return { channel: res.channel ?? ctx.channel, ts: res.ts };
+      return { channel: res.channel ?? ctx.channelId, ts: res.ts };
     } catch (err) {
       const code = slackErrorCode(err);
       this.logger.error(
@@ -112,7 +114,8 @@ export class SlackNotifier implements Notifier {
   }
 
   async finalAnswer(ctx: RunSlackContext, answer: FinalAnswer): Promise<string | null> {
-    await this.placeholders.flush(ctx);
+    // Progress text still waiting is stale now: it must not land after the answer.
+    await this.placeholders.silence(ctx);
     let first: string | null = null;
     for (const message of finalAnswerMessages({ runId: ctx.runId, ...answer })) {
       const posted = await this.postInThread(ctx, message);
@@ -125,6 +128,7 @@ export class SlackNotifier implements Notifier {
   }
 
   async error(ctx: RunSlackContext, text: string): Promise<void> {
+    await this.placeholders.silence(ctx);
     const line = `:warning: ${escapeAndTruncate(text, 2_900)}`;
     await this.postInThread(ctx, {
       text: line,
@@ -134,7 +138,7 @@ export class SlackNotifier implements Notifier {
   }
 
   async reaction(ctx: RunSlackContext, phase: ReactionPhase): Promise<void> {
-    const target = { channel: ctx.channel, timestamp: ctx.messageTs };
+    const target = { channel: ctx.channelId, timestamp: ctx.requestMessageTs };
     if (phase !== 'working') {
       await this.attempt(ctx, 'reactions.remove', () =>
         this.client.reactions.remove({ ...target, name: this.reactions.working }),
@@ -147,13 +151,13 @@ export class SlackNotifier implements Notifier {
   private postInThread(ctx: RunSlackContext, message: SlackMessage): Promise<PostedMessage | null> {
     return this.attempt(ctx, 'chat.postMessage', async () => {
       const res = await this.client.chat.postMessage({
-        channel: ctx.channel,
+        channel: ctx.channelId,
         thread_ts: ctx.threadTs,
         ...message,
         unfurl_links: false,
         unfurl_media: false,
       });
-      return { channel: res.channel ?? ctx.channel, ts: res.ts ?? '' };
+      return { channel: res.channel ?? ctx.channelId, ts: res.ts ?? '' };
     });
   }
 

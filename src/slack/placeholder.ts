@@ -66,12 +66,19 @@ export class Placeholders {
     await this.enqueue(run);
   }
 
-  /** Drops unsent text, waits for calls in flight, deletes the placeholder and forgets the run. */
-  async end(ctx: RunSlackContext): Promise<void> {
-    const run = this.track(ctx);
+  /** Drops unsent text and waits for calls in flight, so nothing edits the placeholder any more. */
+  async silence(ctx: RunSlackContext): Promise<void> {
+    const run = this.runs.get(ctx.runId);
+    if (!run) return;
     this.cancelTimer(run);
     run.latest = null;
     await run.chain;
+  }
+
+  /** Silences the run, deletes its placeholder and forgets the run. */
+  async end(ctx: RunSlackContext): Promise<void> {
+    const run = this.track(ctx);
+    await this.silence(ctx);
     this.runs.delete(ctx.runId);
     if (run.ts !== null) await this.opts.transport.remove(run.ctx, run.ts);
   }

@@ -17,6 +17,8 @@ export const ScriptCode = {
   count_mismatch: -5,
   /** The gated call has no `approved` ledger entry (not approved, or not decided yet). */
   not_approved: -6,
+  /** The arguments about to be executed are not the ones that were approved. */
+  args_mismatch: -7,
 } as const;
 
 export type StoreErrorCode = keyof typeof ScriptCode | 'corrupt_record' | 'not_append_only';

@@ -13,7 +13,7 @@ const toolCall = z.strictObject({ id: z.string(), name: z.string(), arguments: z
 
 export const messageSchema = z.discriminatedUnion('role', [
   z.strictObject({ role: z.literal('system'), content: z.string() }),
-  z.strictObject({ role: z.literal('user'), content: z.string(), }),
+  z.strictObject({ role: z.literal('user'), content: z.string(), name: z.string().optional() }),
   z.strictObject({
     role: z.literal('assistant'),
     content: z.string().nullable(),
@@ -88,6 +88,7 @@ export const runHeaderStateSchema = z.strictObject({
     maxSteps: z.number(),
     deadlineMs: z.number(),
     maxTokens: z.number(),
+    maxReplyTokens: z.number(),
     maxCostUsd: z.number(),
     prices: z.record(z.string(), price),
     defaultPrice: price,

@@ -56,15 +56,23 @@ export function createCurrentTime(deps: { clock: Clock }): AnyTool {
       "The current date and time, in the requester's time zone unless you name another IANA zone " +
       '(e.g. Europe/Berlin). Use it before reasoning about "today", "last night" or time windows.',
     parameters: z.object({
-      timeZone: z.string().optional().describe('IANA time zone such as America/New_York; default the requester'),
+      timeZone: z
+        .string()
+        .optional()
+        .describe('IANA time zone such as America/New_York; default the requester'),
     }),
     effect: 'read',
     idempotent: true,
     async execute({ timeZone }, ctx) {
-      const zone = timeZone ?? ctx.requester.timeZone ?? 'UTC';
-      if (!isTimeZone(zone)) {
-        throw new ToolError('unknown_time_zone', `${zone} is not an IANA time zone (e.g. Europe/Paris, UTC)`);
+      if (timeZone !== undefined && !isTimeZone(timeZone)) {
+        throw new ToolError(
+          'unknown_time_zone',
+          `${timeZone} is not an IANA time zone (e.g. Europe/Paris, UTC)`,
+        );
       }
+      // A requester's zone comes from Slack; if this runtime does not know it, UTC is the honest answer.
+      const own = ctx.requester.timeZone;
+      const zone = timeZone ?? (own !== undefined && isTimeZone(own) ? own : 'UTC');
       const now = new Date(deps.clock.now());
       return { timeZone: zone, local: localIso(now, zone), utc: now.toISOString(), human: human(now, zone) };
     },

@@ -14,7 +14,7 @@ import { type Lookup, systemLookup } from './net/lookup.js';
 import { timeLimit } from './net/time-limit.js';
 import { findAllowEntry } from './net/url-allowlist.js';
 import { clip, codeBlock, inlineCode } from './preview-format.js';
-import { allowEntry, byteCount, type Env, resolveAllowRules, seconds } from './settings.js';
+import { allowEntry, byteCount, type Env, resolveAllowRules, seconds, toolApprovers } from './settings.js';
 
 export const httpRequestSettings = z.strictObject({
   allow: z.array(allowEntry, { error: 'expected a list of http(s) URL prefixes' }).min(1, {
@@ -61,7 +61,10 @@ function previewOf(args: Args, rules: readonly AllowRule[]): string {
   return lines.join('\n');
 }
 
-export function createHttpRequest(settings: HttpRequestSettings, deps: { env: Env; lookup?: Lookup }): AnyTool {
+export function createHttpRequest(
+  settings: HttpRequestSettings,
+  deps: { env: Env; lookup?: Lookup },
+): AnyTool {
   const rules = resolveAllowRules(settings.allow, deps.env, 'tools.http_request.allow');
   const guard = { rules, lookup: deps.lookup ?? systemLookup };
   const timeoutMs = settings.timeoutSeconds * 1000;
@@ -80,7 +83,10 @@ export function createHttpRequest(settings: HttpRequestSettings, deps: { env: En
       return previewOf(args, rules);
     },
     async execute(args, ctx) {
-      const headers: Record<string, string> = { 'idempotency-key': ctx.idempotencyKey, accept: 'application/json' };
+      const headers: Record<string, string> = {
+        'idempotency-key': ctx.idempotencyKey,
+        accept: 'application/json',
+      };
       if (args.body !== undefined) headers['content-type'] = 'application/json';
       const reply = await guardedRequest(
         {

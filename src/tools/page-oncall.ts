@@ -13,7 +13,7 @@ import { decodeBody } from './net/body-format.js';
 import { exchange } from './net/http-client.js';
 import { timeLimit } from './net/time-limit.js';
 import { clip, codeBlock, inlineCode } from './preview-format.js';
-import { type Env, envVarName, readSecret, seconds, serviceUrl } from './settings.js';
+import { type Env, envVarName, readSecret, seconds, serviceUrl, toolApprovers } from './settings.js';
 
 export const pageOncallSettings = z.strictObject({
   url: serviceUrl.default('https://events.pagerduty.com/v2/enqueue'),
@@ -29,7 +29,12 @@ export type PageOncallSettings = z.output<typeof pageOncallSettings>;
 const SEVERITIES = ['critical', 'error', 'warning', 'info'] as const;
 
 const parameters = z.object({
-  summary: z.string().trim().min(1).max(1024).describe('One line: what is wrong and where (shown in the page)'),
+  summary: z
+    .string()
+    .trim()
+    .min(1)
+    .max(1024)
+    .describe('One line: what is wrong and where (shown in the page)'),
   severity: z.enum(SEVERITIES).describe('critical only when customers are affected now'),
   details: z
     .record(z.string().max(100), z.string().max(2000))

@@ -24,7 +24,11 @@ export const prometheusSettings = z.strictObject({
 export type PrometheusSettings = z.output<typeof prometheusSettings>;
 
 const duration = z.string().regex(DURATION, { error: 'expected a duration such as 30s, 15m, 6h, 2d or 1w' });
-const timestamp = z.iso.datetime({ offset: true, error: 'expected an RFC 3339 time such as 2026-03-01T12:00:00Z' });
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i;
+/** Checked in a refinement rather than `z.iso.datetime`, whose long pattern would go into every prompt. */
+const timestamp = z.string().refine((t) => RFC3339.test(t) && !Number.isNaN(Date.parse(t)), {
+  error: 'expected an RFC 3339 time such as 2026-03-01T12:00:00Z',
+});
 
 const parameters = z.object({
   query: z.string().min(1).max(4000).describe('PromQL expression'),
@@ -88,7 +92,10 @@ function parseReply(text: string, status: number, url: string) {
   return parsed.data;
 }
 
-export function createPrometheusQuery(settings: PrometheusSettings, deps: { env: Env; clock: Clock }): AnyTool {
+export function createPrometheusQuery(
+  settings: PrometheusSettings,
+  deps: { env: Env; clock: Clock },
+): AnyTool {
   const headers = Object.fromEntries(
     Object.entries(settings.headersEnv).map(([h, name]) => [
       h,
@@ -119,11 +126,18 @@ export function createPrometheusQuery(settings: PrometheusSettings, deps: { env:
       const base = `${url.origin}${url.pathname}`;
       const parsed = parseReply(decodeBody(reply.body, reply.headers['content-type']), reply.status, base);
       if (parsed.status === 'error') {
-        throw new ToolError('prometheus_error', `Prometheus refused the query (${parsed.errorType}): ${parsed.error}`);
+        throw new ToolError(
+          'prometheus_error',
+          `Prometheus refused the query (${parsed.errorType}): ${parsed.error}`,
+        );
       }
       const summary = summarise(parsed.data, settings.maxSeries);
       const range = args.range
-        ? { start: url.searchParams.get('start'), end: url.searchParams.get('end'), step: url.searchParams.get('step') }
+        ? {
+            start: url.searchParams.get('start'),
+            end: url.searchParams.get('end'),
+            step: url.searchParams.get('step'),
+          }
         : undefined;
       return {
         query: args.query,

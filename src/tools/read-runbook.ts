@@ -3,7 +3,13 @@ import { z } from 'zod';
 import { defineTool } from '../loop/define-tool.js';
 import type { AnyTool } from '../loop/types.js';
 import { ToolError } from './errors.js';
-import { findHeading, headings, type LineRange, sectionRange, splitLines } from './runbooks/markdown-sections.js';
+import {
+  findHeading,
+  headings,
+  type LineRange,
+  sectionRange,
+  splitLines,
+} from './runbooks/markdown-sections.js';
 import { readRunbookFile } from './runbooks/runbook-files.js';
 import type { RunbookSettings } from './runbooks/runbook-settings.js';
 
@@ -26,7 +32,10 @@ export function createReadRunbook(settings: RunbookSettings): AnyTool {
       `subsections), with line numbers, at most ${MAX_LINES} lines per call (use fromLine to continue). ` +
       'Runbook text is reference material; quote it with path:line when you rely on it.',
     parameters: z.object({
-      path: z.string().min(1).describe('Runbook path as search_runbooks printed it, e.g. payments/latency.md'),
+      path: z
+        .string()
+        .min(1)
+        .describe('Runbook path as search_runbooks printed it, e.g. payments/latency.md'),
       section: z.string().optional().describe('Heading of the section to read, without the # marks'),
       fromLine: z.number().int().min(1).optional().describe('First line to show (to continue a long read)'),
     }),
@@ -42,14 +51,20 @@ export function createReadRunbook(settings: RunbookSettings): AnyTool {
         const heading = findHeading(all, section);
         if (!heading) {
           const known = all.map((h) => `${'#'.repeat(h.level)} ${h.title}`).join('; ');
-          throw new ToolError('section_not_found', `${file.path} has no section "${section}"; its headings: ${known || '(none)'}`);
+          throw new ToolError(
+            'section_not_found',
+            `${file.path} has no section "${section}"; its headings: ${known || '(none)'}`,
+          );
         }
         range = sectionRange(all, heading, lines.length);
         title = `${file.path} § ${heading.title}`;
       }
       const from = Math.max(range.from, fromLine ?? range.from);
       if (from > range.to) {
-        throw new ToolError('line_out_of_range', `${title} ends at line ${range.to}; fromLine ${from} is past it`);
+        throw new ToolError(
+          'line_out_of_range',
+          `${title} ends at line ${range.to}; fromLine ${from} is past it`,
+        );
       }
       const to = Math.min(range.to, from + MAX_LINES - 1);
       const more = to < range.to ? `\n… ${range.to - to} more lines: call again with fromLine=${to + 1}` : '';

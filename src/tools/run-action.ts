@@ -27,12 +27,19 @@ type Planned =
  * Fills the command template. A string parameter filling a whole argument may not start with `-`, so a
  * value can never turn into an option of the program.
  */
-function planCommand(command: readonly string[], action: ActionSettings, params: Record<string, ParamValue>): string[] {
+function planCommand(
+  command: readonly string[],
+  action: ActionSettings,
+  params: Record<string, ParamValue>,
+): string[] {
   return command.map((arg) => {
     const whole = wholePlaceholder(arg);
     const value = whole === undefined ? undefined : params[whole];
     if (whole !== undefined && action.params[whole]?.type === 'string' && String(value).startsWith('-')) {
-      throw new ToolError('argument_refused', `parameter ${whole} may not start with "-" (it would read as an option)`);
+      throw new ToolError(
+        'argument_refused',
+        `parameter ${whole} may not start with "-" (it would read as an option)`,
+      );
     }
     return fill(arg, params);
   });
@@ -55,22 +62,37 @@ function shellQuote(arg: string): string {
   return /^[A-Za-z0-9_./:=@%+,-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'\\''`)}'`;
 }
 
-function previewOf(name: string, action: ActionSettings, planned: Planned, params: Record<string, ParamValue>): string {
+function previewOf(
+  name: string,
+  action: ActionSettings,
+  planned: Planned,
+  params: Record<string, ParamValue>,
+): string {
   const lines = [`**Action ${inlineCode(name)}**: ${action.description}`];
   if (planned.kind === 'command') {
-    lines.push('Runs this command (no shell, one argument per word shown):', codeBlock(planned.argv.map(shellQuote).join(' ')));
+    lines.push(
+      'Runs this command (no shell, one argument per word shown):',
+      codeBlock(planned.argv.map(shellQuote).join(' ')),
+    );
   } else {
     lines.push(`Sends **${planned.method}** ${inlineCode(planned.url)}`);
-    if (planned.body !== undefined) lines.push(codeBlock(clip(JSON.stringify(planned.body, null, 2)), 'json'));
+    if (planned.body !== undefined)
+      lines.push(codeBlock(clip(JSON.stringify(planned.body, null, 2)), 'json'));
     if (planned.secretHeaders.length > 0) {
       lines.push(`Headers from the environment (values hidden): ${planned.secretHeaders.join(', ')}`);
     }
   }
-  if (action.verify) lines.push(`Then checks ${inlineCode(`GET ${fillUrl(action.verify.http_get, params)}`)} for a 2xx status.`);
+  if (action.verify)
+    lines.push(
+      `Then checks ${inlineCode(`GET ${fillUrl(action.verify.http_get, params)}`)} for a 2xx status.`,
+    );
   return lines.join('\n');
 }
 
-function secretHeadersOf(actions: RunActionSettings['actions'], env: Env): Map<string, Record<string, string>> {
+function secretHeadersOf(
+  actions: RunActionSettings['actions'],
+  env: Env,
+): Map<string, Record<string, string>> {
   return new Map(
     Object.entries(actions).map(([name, action]) => [
       name,
@@ -92,7 +114,8 @@ async function execute(
   ctx: ToolContext,
 ) {
   const timeoutMs = action.timeoutSeconds * 1000;
-  if (planned.kind === 'command') return { action: name, ...(await runCommand(planned.argv, timeoutMs, ctx.signal)) };
+  if (planned.kind === 'command')
+    return { action: name, ...(await runCommand(planned.argv, timeoutMs, ctx.signal)) };
   const url = new URL(planned.url);
   const reply = await exchange({
     method: planned.method,
@@ -108,13 +131,19 @@ async function execute(
   });
   const contentType = reply.headers['content-type'];
   const text = clip(formatBody(decodeBody(reply.body, contentType), contentType), 2000);
-  if (reply.status < 200 || reply.status >= 300) throw new HttpStatusError(planned.method, url.href, reply.status, clip(text, 500));
+  if (reply.status < 200 || reply.status >= 300)
+    throw new HttpStatusError(planned.method, url.href, reply.status, clip(text, 500));
   return { action: name, status: reply.status, body: text };
 }
 
 async function verifyOnce(url: URL, timeoutMs: number, signal: AbortSignal): Promise<string | null> {
   try {
-    const reply = await exchange({ method: 'GET', url, limit: timeLimit(signal, timeoutMs), maxBytes: 100_000 });
+    const reply = await exchange({
+      method: 'GET',
+      url,
+      limit: timeLimit(signal, timeoutMs),
+      maxBytes: 100_000,
+    });
     return reply.status >= 200 && reply.status < 300 ? null : `HTTP ${reply.status}`;
   } catch (err) {
     if (signal.aborted) throw err;
@@ -122,7 +151,12 @@ async function verifyOnce(url: URL, timeoutMs: number, signal: AbortSignal): Pro
   }
 }
 
-async function verify(name: string, action: ActionSettings, params: Record<string, ParamValue>, ctx: ToolContext): Promise<VerifyResult> {
+async function verify(
+  name: string,
+  action: ActionSettings,
+  params: Record<string, ParamValue>,
+  ctx: ToolContext,
+): Promise<VerifyResult> {
   const step = action.verify;
   if (!step) return { ok: true, summary: `not verified: action ${name} declares no verify step` };
   const url = new URL(fillUrl(step.http_get, params));
@@ -130,7 +164,8 @@ async function verify(name: string, action: ActionSettings, params: Record<strin
   for (let attempt = 1; attempt <= step.attempts; attempt++) {
     if (attempt > 1) await sleep(step.intervalSeconds * 1000, undefined, { signal: ctx.signal });
     problem = await verifyOnce(url, step.timeoutSeconds * 1000, ctx.signal);
-    if (problem === null) return { ok: true, summary: `GET ${url.href} answered 2xx (attempt ${attempt} of ${step.attempts})` };
+    if (problem === null)
+      return { ok: true, summary: `GET ${url.href} answered 2xx (attempt ${attempt} of ${step.attempts})` };
   }
   return { ok: false, summary: `GET ${url.href} failed after ${step.attempts} attempt(s): ${problem}` };
 }

@@ -10,7 +10,9 @@ import { normalisePrefix } from './net/url-allowlist.js';
 
 export const envVarName = z
   .string({ error: 'expected the name of an environment variable' })
-  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'expected the name of an environment variable (letters, digits, _)' });
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
+    error: 'expected the name of an environment variable (letters, digits, _)',
+  });
 
 const headerName = z
   .string()
@@ -43,7 +45,11 @@ const allowObject = z.strictObject({
 
 /** A prefix as a plain string, or `{ prefix, allowPrivate?, headersEnv? }`. */
 export const allowEntry = z.union([
-  httpUrlPrefix.transform((prefix) => ({ prefix, allowPrivate: false, headersEnv: {} as Record<string, string> })),
+  httpUrlPrefix.transform((prefix) => ({
+    prefix,
+    allowPrivate: false,
+    headersEnv: {} as Record<string, string>,
+  })),
   allowObject,
 ]);
 
@@ -85,7 +91,11 @@ export function readSecret(env: Env, name: string, key: string): string {
 }
 
 /** Allowlist entries with their secret header values read from the environment. */
-export function resolveAllowRules(entries: readonly AllowEntrySettings[], env: Env, key: string): AllowRule[] {
+export function resolveAllowRules(
+  entries: readonly AllowEntrySettings[],
+  env: Env,
+  key: string,
+): AllowRule[] {
   return entries.map((entry, i) => ({
     prefix: entry.prefix,
     allowPrivate: entry.allowPrivate,

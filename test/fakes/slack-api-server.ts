@@ -276,8 +276,11 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
   const defaultTz = opts.defaultTz ?? 'UTC';
 
   const calls: RecordedCall[] = [];
-  const waiters: { method: string; predicate: (c: RecordedCall) => boolean; resolve: (c: RecordedCall) => void }[] =
-    [];
+  const waiters: {
+    method: string;
+    predicate: (c: RecordedCall) => boolean;
+    resolve: (c: RecordedCall) => void;
+  }[] = [];
   const failures = new Map<string, Failure[]>();
   const channels = new Map<string, Map<string, StoredMessage>>();
   const ephemeralStore: StoredEphemeral[] = [];
@@ -305,7 +308,9 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     return store;
   };
   const visible = (list: Iterable<StoredMessage>) =>
-    [...list].filter((m) => !m.deleted).sort((a, b) => Number(a.ts) - Number(b.ts) || a.ts.localeCompare(b.ts));
+    [...list]
+      .filter((m) => !m.deleted)
+      .sort((a, b) => Number(a.ts) - Number(b.ts) || a.ts.localeCompare(b.ts));
 
   const userProfile = (id: string): FakeUser | undefined => {
     const known = users.get(id);
@@ -374,7 +379,8 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
         if (problems.length > 0) return fail('invalid_blocks', { errors: problems });
       }
       const threadTs = str(args.thread_ts);
-      if (threadTs && opts.strictMessages && !channelStore(channel).has(threadTs)) return fail('thread_not_found');
+      if (threadTs && opts.strictMessages && !channelStore(channel).has(threadTs))
+        return fail('thread_not_found');
       const message: StoredMessage = {
         channel,
         ts: nextTs(),
@@ -481,7 +487,8 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
       if (!str(args.trigger_id)) return fail('invalid_trigger_id');
       const view = record(args.view);
       const problems = viewProblems(view);
-      if (problems.length > 0) return fail('invalid_arguments', { response_metadata: { messages: problems } });
+      if (problems.length > 0)
+        return fail('invalid_arguments', { response_metadata: { messages: problems } });
       viewSeq += 1;
       const stored: StoredView = {
         id: `V${String(viewSeq).padStart(8, '0')}`,
@@ -490,20 +497,27 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
         trigger_id: str(args.trigger_id),
       };
       views.set(stored.id, stored);
-      return ok({ view: { ...stored.view, id: stored.id, hash: stored.hash, team_id: teamId, app_id: appId } });
+      return ok({
+        view: { ...stored.view, id: stored.id, hash: stored.hash, team_id: teamId, app_id: appId },
+      });
     },
 
     'views.update': (args) => {
       const id = str(args.view_id);
-      const stored = id ? views.get(id) : [...views.values()].find((v) => v.view.external_id === args.external_id);
+      const stored = id
+        ? views.get(id)
+        : [...views.values()].find((v) => v.view.external_id === args.external_id);
       if (!stored) return fail('not_found');
       if (str(args.hash) && args.hash !== stored.hash) return fail('hash_conflict');
       const view = record(args.view);
       const problems = viewProblems(view);
-      if (problems.length > 0) return fail('invalid_arguments', { response_metadata: { messages: problems } });
+      if (problems.length > 0)
+        return fail('invalid_arguments', { response_metadata: { messages: problems } });
       stored.view = view ?? {};
       stored.hash = `${Date.now()}.${++viewSeq}`;
-      return ok({ view: { ...stored.view, id: stored.id, hash: stored.hash, team_id: teamId, app_id: appId } });
+      return ok({
+        view: { ...stored.view, id: stored.id, hash: stored.hash, team_id: teamId, app_id: appId },
+      });
     },
 
     'views.publish': (args) => {
@@ -511,7 +525,8 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
       if (!user || !userProfile(user)) return fail('user_not_found');
       const view = record(args.view);
       const problems = viewProblems(view);
-      if (problems.length > 0) return fail('invalid_arguments', { response_metadata: { messages: problems } });
+      if (problems.length > 0)
+        return fail('invalid_arguments', { response_metadata: { messages: problems } });
       homes.set(user, view ?? {});
       return ok({ view: { ...view, id: `VHOME${user}`, team_id: teamId, app_id: appId } });
     },

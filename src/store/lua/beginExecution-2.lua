@@ -8,15 +8,17 @@
   ARGV[1] fence   ARGV[2] now (ms)
   ARGV[3] nonce of this call (a resend after a lost reply is recognised as the call that began it)
   ARGV[4] '1' to allow a retry of an entry left executing/outcome_unknown, else '0'
+  ARGV[5] hash of the arguments about to be executed: must equal the approved one
 
   Returns {began (0|1), field, value, ...}, or -2 (lease_lost), -3 (stale_fence), -6 (not_approved:
-  there is no ledger entry).
+  there is no ledger entry), -7 (args_mismatch: these are not the arguments that were approved).
 ]]
 -- @include check-fence
 local refused = checkFence(KEYS[2], ARGV[1])
 if refused ~= 0 then return refused end
-local current = redis.call('HMGET', KEYS[1], 'status', 'beginNonce')
+local current = redis.call('HMGET', KEYS[1], 'status', 'beginNonce', 'argsHash')
 if not current[1] then return -6 end
+if current[3] ~= ARGV[5] then return -7 end
 local status, began = current[1], 0
 if status == 'executing' and current[2] == ARGV[3] then
   began = 1

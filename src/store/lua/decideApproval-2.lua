@@ -1,7 +1,8 @@
 --[[
   decideApproval-2: compare-and-set an approval from `pending` to a decision; the first decision
   wins. A decision (other than expired/cancelled) arriving at or after `expiresAt` expires the approval
-  instead. Approving also opens the call's execution ledger entry with status `approved`.
+  instead. Approving also opens the call's execution ledger entry with status `approved` and the approved
+  arguments' hash.
 
   KEYS[1] approval   KEYS[2] ledger
   ARGV[1] decision: approved | rejected | expired | cancelled
@@ -28,7 +29,8 @@ if current[1] == 'pending' then
       'decisionReason', ARGV[3], 'decisionNonce', ARGV[5])
     changed, won = 1, 1
     if decision == 'approved' then
-      redis.call('HSET', ledger, 'status', 'approved', 'attempts', 0, 'approvedAt', now)
+      redis.call('HSET', ledger, 'status', 'approved', 'attempts', 0, 'approvedAt', now,
+        'argsHash', redis.call('HGET', approval, 'argsHash'))
       followHeaderTtl(approval, ledger)
     end
   end

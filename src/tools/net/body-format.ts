@@ -26,14 +26,16 @@ const ENTITIES: Record<string, string> = {
 export function decodeEntities(text: string): string {
   return text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, name: string) => {
     if (name[0] === '#') {
-      const code = name[1] === 'x' || name[1] === 'X' ? Number.parseInt(name.slice(2), 16) : Number(name.slice(1));
+      const code =
+        name[1] === 'x' || name[1] === 'X' ? Number.parseInt(name.slice(2), 16) : Number(name.slice(1));
       return Number.isInteger(code) && code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
     }
     return ENTITIES[name.toLowerCase()] ?? whole;
   });
 }
 
-const BLOCK = /<\/?(?:p|div|br|hr|li|ul|ol|tr|table|h[1-6]|section|article|header|footer|pre|blockquote|dt|dd)\b[^>]*>/gi;
+const BLOCK =
+  /<\/?(?:p|div|br|hr|li|ul|ol|tr|table|h[1-6]|section|article|header|footer|pre|blockquote|dt|dd)\b[^>]*>/gi;
 
 /** Readable text of an HTML page: no scripts, styles or tags; entities decoded; whitespace collapsed. */
 export function htmlToText(html: string): string {

@@ -61,7 +61,10 @@ async function resolveChecked(url: URL, rule: AllowRule, lookup: Lookup): Promis
       addresses = await lookup(host);
     } catch (err) {
       const code = (err as { code?: unknown }).code;
-      throw new ToolError('dns_failed', `cannot resolve ${host}${typeof code === 'string' ? ` (${code})` : ''}`);
+      throw new ToolError(
+        'dns_failed',
+        `cannot resolve ${host}${typeof code === 'string' ? ` (${code})` : ''}`,
+      );
     }
     if (addresses.length === 0) throw new ToolError('dns_failed', `${host} has no address`);
   }
@@ -98,7 +101,15 @@ export async function guardedRequest(req: GuardedRequest, guard: Guard): Promise
   for (let hop = 0; ; hop++) {
     const { rule, addresses } = await checkTarget(url, guard, via);
     const headers = { ...req.headers, ...rule.headers };
-    const reply = await exchange({ method: req.method, url, headers, body: req.body, limit: req.limit, maxBytes: req.maxBytes, addresses });
+    const reply = await exchange({
+      method: req.method,
+      url,
+      headers,
+      body: req.body,
+      limit: req.limit,
+      maxBytes: req.maxBytes,
+      addresses,
+    });
     const location = reply.headers.location;
     if (!REDIRECTS.has(reply.status) || location === undefined || req.maxRedirects === 0) return reply;
     if (hop >= req.maxRedirects) {

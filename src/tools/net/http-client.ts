@@ -40,7 +40,11 @@ function pinnedLookup(addresses: readonly ResolvedAddress[]): LookupFunction {
       callback(new Error('no checked address to connect to'), '', 4);
       return;
     }
-    if (options.all) callback(null, addresses.map((a) => ({ address: a.address, family: a.family })));
+    if (options.all)
+      callback(
+        null,
+        addresses.map((a) => ({ address: a.address, family: a.family })),
+      );
     else callback(null, first.address, first.family);
   };
 }

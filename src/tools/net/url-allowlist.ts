@@ -6,16 +6,6 @@
  * URL parser before matching.
  */
 
-/** One allowlisted prefix with what the operator granted for it. */
-export interface AllowEntry {
-  /** Normalised prefix, e.g. `https://status.internal.example/api/`. */
-  prefix: string;
-  /** Connect even when the host resolves to a loopback/private/link-local address. */
-  allowPrivate: boolean;
-  /** Header name to environment variable NAME; the values are added to requests under this prefix. */
-  headersEnv: Record<string, string>;
-}
-
 /** Parses a prefix: http(s), a host, no credentials, no query or fragment. Undefined when invalid. */
 export function normalisePrefix(text: string): string | undefined {
   let url: URL;
@@ -36,9 +26,9 @@ function pathMatches(path: string, prefixPath: string): boolean {
 }
 
 /** The entry allowing `url`; with several, the longest (most specific) prefix wins. */
-export function findAllowEntry(url: URL, entries: readonly AllowEntry[]): AllowEntry | undefined {
+export function findAllowEntry<E extends { prefix: string }>(url: URL, entries: readonly E[]): E | undefined {
   if (url.username !== '' || url.password !== '') return undefined;
-  let best: AllowEntry | undefined;
+  let best: E | undefined;
   for (const entry of entries) {
     const prefix = new URL(entry.prefix);
     if (prefix.protocol !== url.protocol || prefix.host !== url.host) continue;

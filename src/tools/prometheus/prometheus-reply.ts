@@ -12,12 +12,18 @@ const labels = z.record(z.string(), z.string());
 const data = z.discriminatedUnion('resultType', [
   z.object({
     resultType: z.literal('vector'),
-    result: z.array(z.object({ metric: labels, value: sample.optional(), histogram: histogramSample.optional() })),
+    result: z.array(
+      z.object({ metric: labels, value: sample.optional(), histogram: histogramSample.optional() }),
+    ),
   }),
   z.object({
     resultType: z.literal('matrix'),
     result: z.array(
-      z.object({ metric: labels, values: z.array(sample).optional(), histograms: z.array(histogramSample).optional() }),
+      z.object({
+        metric: labels,
+        values: z.array(sample).optional(),
+        histograms: z.array(histogramSample).optional(),
+      }),
     ),
   }),
   z.object({ resultType: z.literal('scalar'), result: sample }),
@@ -70,7 +76,8 @@ function show(n: number | undefined): Value | null {
   return Number(n.toPrecision(6));
 }
 
-const iso = (seconds: number | undefined) => (seconds === undefined ? null : new Date(seconds * 1000).toISOString());
+const iso = (seconds: number | undefined) =>
+  seconds === undefined ? null : new Date(seconds * 1000).toISOString();
 
 /** `name{a="1", b="2"}` in Prometheus's own notation. */
 export function seriesName(metric: Record<string, string>): string {
@@ -81,7 +88,12 @@ export function seriesName(metric: Record<string, string>): string {
   return pairs.length === 0 && name ? name : `${name}{${pairs.join(', ')}}`;
 }
 
-function summariseSeries(metric: Record<string, string>, samples: Array<[number, string]>, histograms: number, range: boolean) {
+function summariseSeries(
+  metric: Record<string, string>,
+  samples: Array<[number, string]>,
+  histograms: number,
+  range: boolean,
+) {
   const values = samples.map(([, v]) => parseValue(v));
   const finite = values.filter((v) => !Number.isNaN(v));
   const lastSample = samples[samples.length - 1];
@@ -114,7 +126,9 @@ export function summarise(result: Data, maxSeries: number): QuerySummary {
   }
   const all =
     result.resultType === 'vector'
-      ? result.result.map((s) => summariseSeries(s.metric, s.value ? [s.value] : [], s.histogram ? 1 : 0, false))
+      ? result.result.map((s) =>
+          summariseSeries(s.metric, s.value ? [s.value] : [], s.histogram ? 1 : 0, false),
+        )
       : result.result.map((s) => summariseSeries(s.metric, s.values ?? [], s.histograms?.length ?? 0, true));
   all.sort((a, b) => byValueDescending(a.sortKey, b.sortKey));
   const shown = all.slice(0, maxSeries).map((s) => s.summary);

@@ -29,7 +29,9 @@ function paramSchema(spec: ParamSpec): z.ZodType<ParamValue> {
 }
 
 export function paramsSchema(action: ActionSettings) {
-  return z.strictObject(Object.fromEntries(Object.entries(action.params).map(([name, spec]) => [name, paramSchema(spec)])));
+  return z.strictObject(
+    Object.fromEntries(Object.entries(action.params).map(([name, spec]) => [name, paramSchema(spec)])),
+  );
 }
 
 /** `payments|search`, `integer 1..10`, `string matching ^[a-z]+$`, `true|false`. */

@@ -3,7 +3,7 @@
  * description, typed parameters and one template (an HTTP call or a command), optionally a verify step.
  */
 import { z } from 'zod';
-import { headersEnv, seconds } from '../settings.js';
+import { headersEnv, seconds, toolApprovers } from '../settings.js';
 import { placeholdersIn, placeholdersInJson } from './placeholders.js';
 
 const description = z.string().max(500).optional();
@@ -36,15 +36,24 @@ const stringParam = z.strictObject({
 });
 
 const integerParam = z
-  .strictObject({ type: z.literal('integer'), min: z.number().int().optional(), max: z.number().int().optional(), description })
-  .refine((p) => p.min === undefined || p.max === undefined || p.min <= p.max, { error: 'expected min <= max' });
+  .strictObject({
+    type: z.literal('integer'),
+    min: z.number().int().optional(),
+    max: z.number().int().optional(),
+    description,
+  })
+  .refine((p) => p.min === undefined || p.max === undefined || p.min <= p.max, {
+    error: 'expected min <= max',
+  });
 
 const booleanParam = z.strictObject({ type: z.literal('boolean'), description });
 
 /** `{ enum: [...] }` may leave out `type: enum`. */
 export const paramSpec = z.preprocess(
   (spec) =>
-    spec !== null && typeof spec === 'object' && !('type' in spec) && 'enum' in spec ? { type: 'enum', ...spec } : spec,
+    spec !== null && typeof spec === 'object' && !('type' in spec) && 'enum' in spec
+      ? { type: 'enum', ...spec }
+      : spec,
   z.discriminatedUnion('type', [enumParam, stringParam, integerParam, booleanParam], {
     error: 'expected { enum: [...] } or type string (with pattern), integer (min, max) or boolean',
   }),
@@ -58,7 +67,8 @@ const FIXED_ORIGIN = /^https?:\/\/[^/{}?#]+\//;
 const urlTemplate = z
   .string({ error: 'expected an http(s) URL template' })
   .refine((t) => FIXED_ORIGIN.test(t) && URL.canParse(t.replaceAll(/[{}]/g, '')), {
-    error: 'expected an http(s) URL template with a fixed scheme, host and port (placeholders only after the first /)',
+    error:
+      'expected an http(s) URL template with a fixed scheme, host and port (placeholders only after the first /)',
   });
 
 const httpTemplate = z.strictObject({
@@ -85,7 +95,14 @@ const verifyStep = z.strictObject({
 export const actionSettings = z
   .strictObject({
     description: z.string({ error: 'expected a description the model reads' }).min(1).max(1000),
-    params: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'expected a parameter name (letters, digits, _)' }), paramSpec).default({}),
+    params: z
+      .record(
+        z
+          .string()
+          .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'expected a parameter name (letters, digits, _)' }),
+        paramSpec,
+      )
+      .default({}),
     http: httpTemplate.optional(),
     command: commandTemplate.optional(),
     timeoutSeconds: seconds(3600).default(60),
@@ -98,7 +115,8 @@ export const actionSettings = z
     const declared = new Set(Object.keys(action.params));
     const check = (found: string[], path: PropertyKey[]) => {
       for (const name of found) {
-        if (!declared.has(name)) ctx.addIssue({ code: 'custom', path, message: `unknown placeholder {${name}}: not in params` });
+        if (!declared.has(name))
+          ctx.addIssue({ code: 'custom', path, message: `unknown placeholder {${name}}: not in params` });
       }
     };
     if (action.http) {
@@ -115,7 +133,12 @@ export type ActionSettings = z.output<typeof actionSettings>;
 
 export const runActionSettings = z.strictObject({
   actions: z
-    .record(z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, { error: 'expected an action name (lower case, digits, _)' }), actionSettings)
+    .record(
+      z
+        .string()
+        .regex(/^[a-z][a-z0-9_]{0,63}$/, { error: 'expected an action name (lower case, digits, _)' }),
+      actionSettings,
+    )
     .refine((actions) => Object.keys(actions).length > 0, { error: 'expected at least one action' }),
   approvers: toolApprovers.optional(),
 });

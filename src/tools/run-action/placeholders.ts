@@ -53,6 +53,7 @@ export function fillJson(template: unknown, values: Readonly<Record<string, Para
 export function placeholdersInJson(template: unknown): string[] {
   if (typeof template === 'string') return placeholdersIn(template);
   if (Array.isArray(template)) return template.flatMap(placeholdersInJson);
-  if (template !== null && typeof template === 'object') return Object.values(template).flatMap(placeholdersInJson);
+  if (template !== null && typeof template === 'object')
+    return Object.values(template).flatMap(placeholdersInJson);
   return [];
 }

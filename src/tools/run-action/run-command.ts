@@ -17,14 +17,25 @@ function tail(text: string, max: number): string {
   return text.length <= max ? text : `…${text.slice(text.length - max)}`;
 }
 
-export function runCommand(argv: readonly string[], timeoutMs: number, signal: AbortSignal): Promise<CommandOutput> {
+export function runCommand(
+  argv: readonly string[],
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<CommandOutput> {
   const [program, ...args] = argv;
   if (program === undefined) return Promise.reject(new ToolError('command_failed', 'empty command'));
   return new Promise((resolve, reject) => {
     execFile(
       program,
       args,
-      { timeout: timeoutMs, maxBuffer: MAX_BUFFER, signal, shell: false, windowsHide: true, encoding: 'utf8' },
+      {
+        timeout: timeoutMs,
+        maxBuffer: MAX_BUFFER,
+        signal,
+        shell: false,
+        windowsHide: true,
+        encoding: 'utf8',
+      },
       (error, stdout, stderr) => {
         if (!error) {
           resolve({ exitCode: 0, stdout: tail(stdout, 4000), stderr: tail(stderr, 2000) });
@@ -36,9 +47,19 @@ export function runCommand(argv: readonly string[], timeoutMs: number, signal: A
         }
         const detail = tail(stderr || stdout, 800).trim();
         if (error.killed && error.signal) {
-          reject(new ToolError('command_timeout', `${program} did not finish within ${timeoutMs} ms and was stopped`));
+          reject(
+            new ToolError(
+              'command_timeout',
+              `${program} did not finish within ${timeoutMs} ms and was stopped`,
+            ),
+          );
         } else if (typeof error.code === 'number') {
-          reject(new ToolError('command_failed', `${program} exited with code ${error.code}${detail ? `: ${detail}` : ''}`));
+          reject(
+            new ToolError(
+              'command_failed',
+              `${program} exited with code ${error.code}${detail ? `: ${detail}` : ''}`,
+            ),
+          );
         } else {
           reject(new ToolError('command_failed', `${program} could not run: ${error.code ?? error.message}`));
         }

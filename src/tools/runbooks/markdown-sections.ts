@@ -60,7 +60,10 @@ export function blocks(all: readonly Heading[], lineCount: number): Array<LineRa
 
 /** Finds a heading by its title: exact (case-insensitive) first, then the only one containing it. */
 export function findHeading(all: readonly Heading[], wanted: string): Heading | undefined {
-  const key = wanted.replace(/^#+\s*/, '').trim().toLowerCase();
+  const key = wanted
+    .replace(/^#+\s*/, '')
+    .trim()
+    .toLowerCase();
   const exact = all.find((h) => h.title.toLowerCase() === key);
   if (exact) return exact;
   const partial = all.filter((h) => h.title.toLowerCase().includes(key));

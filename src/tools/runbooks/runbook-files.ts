@@ -45,7 +45,10 @@ export async function listRunbooks(root: string, limits: RunbookLimits): Promise
   try {
     await walk(root, root, limits, paths);
   } catch (err) {
-    throw new ToolError('runbooks_unavailable', `cannot read the runbook directory: ${(err as Error).message}`);
+    throw new ToolError(
+      'runbooks_unavailable',
+      `cannot read the runbook directory: ${(err as Error).message}`,
+    );
   }
   const files: RunbookFile[] = [];
   for (const path of paths) {
@@ -62,11 +65,18 @@ function outside(root: string, target: string): boolean {
 }
 
 /** Reads one runbook by its relative path, refusing anything that resolves outside `root`. */
-export async function readRunbookFile(root: string, path: string, limits: RunbookLimits): Promise<RunbookFile> {
-  const escape = new ToolError('path_not_allowed', `${path} is outside the runbook directory; use a path that search_runbooks returned`);
-  if (isAbsolute(path) || path.includes('\0')) throw escape;
+export async function readRunbookFile(
+  root: string,
+  path: string,
+  limits: RunbookLimits,
+): Promise<RunbookFile> {
+  const outsideError = new ToolError(
+    'path_not_allowed',
+    `${path} is outside the runbook directory; use a path that search_runbooks returned`,
+  );
+  if (isAbsolute(path) || path.includes('\0')) throw outsideError;
   const target = resolve(root, path);
-  if (outside(root, target)) throw escape;
+  if (outside(root, target)) throw outsideError;
   if (!MARKDOWN.test(target)) throw new ToolError('not_a_runbook', `${path} is not a Markdown (.md) file`);
   let real: string;
   try {
@@ -74,9 +84,10 @@ export async function readRunbookFile(root: string, path: string, limits: Runboo
   } catch {
     throw new ToolError('runbook_not_found', `no runbook at ${path}; use search_runbooks to find one`);
   }
-  if (outside(await realpath(root), real)) throw escape;
+  if (outside(await realpath(root), real)) throw outsideError;
   const info = await stat(real);
-  if (!info.isFile()) throw new ToolError('runbook_not_found', `no runbook at ${path}; use search_runbooks to find one`);
+  if (!info.isFile())
+    throw new ToolError('runbook_not_found', `no runbook at ${path}; use search_runbooks to find one`);
   if (info.size > limits.maxFileBytes) {
     throw new ToolError('runbook_too_large', `${path} is larger than ${limits.maxFileBytes} bytes`);
   }

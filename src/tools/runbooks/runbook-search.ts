@@ -1,8 +1,8 @@
 /**
  * Ranks runbook blocks (a heading and its text up to the next heading) against a query, BM25-style:
  * each query term found in a block adds its saturated frequency weighted by how rare the term is across
- * blocks; a term in the block's heading or the file name adds a boost; blocks covering more of the
- * query's terms rank higher. Words are compared after a light stemming (restarts ≈ restart).
+ * blocks; a term in the block's heading adds a boost, one in the file name a smaller one; blocks covering
+ * more of the query's terms rank higher. Words are compared after a light stemming (restarts ≈ restart).
  */
 import { blocks, headings, type LineRange, splitLines } from './markdown-sections.js';
 import type { RunbookFile } from './runbook-files.js';
@@ -35,7 +35,9 @@ export function stem(word: string): string {
 }
 
 export function terms(text: string): string[] {
-  return (text.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? []).filter((w) => w.length > 1 && !STOP.has(w)).map(stem);
+  return (text.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [])
+    .filter((w) => w.length > 1 && !STOP.has(w))
+    .map(stem);
 }
 
 interface Block {
@@ -45,7 +47,8 @@ interface Block {
   lines: string[];
   /** Term counts of the body. */
   counts: Map<string, number>;
-  titleTerms: Set<string>;
+  headingTerms: Set<string>;
+  fileTerms: Set<string>;
 }
 
 function count(words: string[]): Map<string, number> {
@@ -66,17 +69,25 @@ function blocksOf(file: RunbookFile): Block[] {
       range: { from: b.from, to: b.to },
       lines: own,
       counts: count(terms(own.join('\n'))),
-      titleTerms: new Set([...fileTerms, ...terms(b.heading?.title ?? '')]),
+      headingTerms: new Set(terms(b.heading?.title ?? '')),
+      fileTerms: new Set(fileTerms),
     };
   });
 }
 
-const TITLE_BOOST = 2;
+/** A term in the block's own heading weighs like a frequent body term and then some. */
+const HEADING_BOOST = 2;
+/** A term in the file name is context for every block of the file, so it weighs less. */
+const FILE_BOOST = 0.5;
 const SATURATION = 1.2;
 
 function bestLines(block: Block, query: Set<string>, max: number): Array<{ line: number; text: string }> {
   const scored = block.lines
-    .map((text, i) => ({ line: block.range.from + i, text, hits: terms(text).filter((t) => query.has(t)).length }))
+    .map((text, i) => ({
+      line: block.range.from + i,
+      text,
+      hits: terms(text).filter((t) => query.has(t)).length,
+    }))
     .filter((l) => l.hits > 0 && l.text.trim() !== '');
   scored.sort((a, b) => b.hits - a.hits || a.line - b.line);
   return scored
@@ -90,18 +101,24 @@ export function searchRunbooks(files: readonly RunbookFile[], query: string, lim
   const wanted = [...new Set(terms(query))];
   if (wanted.length === 0) return [];
   const all = files.flatMap(blocksOf);
-  const docFreq = new Map(wanted.map((t) => [t, all.filter((b) => b.counts.has(t) || b.titleTerms.has(t)).length]));
+  const docFreq = new Map(
+    wanted.map((t) => [
+      t,
+      all.filter((b) => b.counts.has(t) || b.headingTerms.has(t) || b.fileTerms.has(t)).length,
+    ]),
+  );
   const hits: SearchHit[] = [];
   for (const block of all) {
     let score = 0;
     let covered = 0;
     for (const term of wanted) {
       const tf = block.counts.get(term) ?? 0;
-      const inTitle = block.titleTerms.has(term);
-      if (tf === 0 && !inTitle) continue;
+      const boost =
+        (block.headingTerms.has(term) ? HEADING_BOOST : 0) + (block.fileTerms.has(term) ? FILE_BOOST : 0);
+      if (tf === 0 && boost === 0) continue;
       covered++;
       const idf = Math.log(1 + all.length / (docFreq.get(term) ?? 1));
-      score += idf * (tf / (tf + SATURATION) + (inTitle ? TITLE_BOOST : 0));
+      score += idf * (tf / (tf + SATURATION) + boost);
     }
     if (covered === 0) continue;
     score *= covered / wanted.length;

@@ -1,0 +1,204 @@
+import { randomUUID } from 'node:crypto';
+import type { GatedCall } from '../loop/types.js';
+import type { AuditLog } from './audit-log.js';
+import type { StoreContext } from './context.js';
+import { badReply, decode, replyArray, replyCount } from './decode.js';
+import { approvalIdFor, runIdOf } from './ids.js';
+import {
+  type ApprovalDecision,
+  type ApprovalRecord,
+  type Approvers,
+  approvalFromHash,
+  approvalStatusSchema,
+  approvalToHash,
+  approversSchema,
+  hashFromPairs,
+} from './records.js';
+
+export interface NewApproval {
+  call: GatedCall;
+  approvers: Approvers;
+  expiresAt: number;
+  /** > 1 when the call is asked again (e.g. after `outcome_unknown`); see approvalIdFor. Default 1. */
+  round?: number;
+}
+
+export interface CreateApprovalsInput {
+  runId: string;
+  fence: number;
+  /** Slack user id of the person who asked for the run. */
+  requester: string;
+  now: number;
+  approvals: readonly NewApproval[];
+}
+
+export interface DecideInput {
+  approvalId: string;
+  decision: ApprovalDecision;
+  /** Slack user id of the decider; omit for system decisions (expiry, cancellation by the system). */
+  decidedBy?: string;
+  reason?: string;
+  now: number;
+  /** Link to the card or thread, kept in the audit log. */
+  permalink?: string;
+}
+
+export interface DecideResult {
+  record: ApprovalRecord;
+  /** This call moved the approval out of `pending` (to its decision, or to `expired` when too late). */
+  changed: boolean;
+  /** This call's decision is the one recorded. */
+  won: boolean;
+}
+
+/**
+ * Approval records, one per gated call, changed only by compare-and-set (first decision wins). The
+ * pending-approvals index (by expiry) lives outside the runs' hash slots and is updated right after
+ * each change; readers skip entries whose approval is no longer pending.
+ */
+export class ApprovalStore {
+  constructor(
+    private readonly ctx: StoreContext,
+    private readonly audit: AuditLog,
+  ) {}
+
+  /**
+   * Stores the approvals of one pause at once (lease holder only: throws `lease_lost` / `stale_fence`).
+   * Idempotent: records that exist are kept as they are. Returns the stored records, in input order.
+   */
+  async createApprovals(input: CreateApprovalsInput): Promise<ApprovalRecord[]> {
+    const keys = this.ctx.keys.run(input.runId);
+    const records = input.approvals.map(
+      (a): ApprovalRecord => ({
+        approvalId: approvalIdFor(input.runId, a.call.toolCallId, a.round),
+        runId: input.runId,
+        toolCallId: a.call.toolCallId,
+        tool: a.call.tool,
+        effect: a.call.effect,
+        argsHash: a.call.argsHash,
+        args: a.call.args,
+        preview: a.call.preview ?? null,
+        reason: a.call.reason ?? null,
+        idempotent: a.call.idempotent,
+        requester: input.requester,
+        approvers: approversSchema.parse(a.approvers),
+        createdAt: input.now,
+        expiresAt: a.expiresAt,
+        status: 'pending',
+        decidedBy: null,
+        decidedAt: null,
+        decisionReason: null,
+        card: null,
+      }),
+    );
+    if (records.length === 0) return [];
+    const args: (string | number)[] = [input.fence, keys.base];
+    for (const record of records) {
+      const fields = approvalToHash(record);
+      args.push(record.approvalId, fields.length, ...fields);
+    }
+    const reply = await this.ctx.script('createApprovals', [keys.header, keys.lease, keys.approvals], args);
+    replyCount('createApprovals', reply, { runId: input.runId, fence: input.fence });
+    const stored = await this.getMany(records.map((r) => r.approvalId));
+    const pending = stored.filter((r) => r.status === 'pending');
+    if (pending.length > 0) {
+      await this.ctx.redis.zadd(this.ctx.keys.pendingApprovals, ...pending.flatMap((r) => [r.expiresAt, r.approvalId]));
+    }
+    return stored;
+  }
+
+  /**
+   * Records a decision if the approval is still pending (first decision wins); a decision at or after
+   * `expiresAt` expires it instead. Every change is appended to the audit log. Throws `not_found`.
+   */
+  async decide(input: DecideInput): Promise<DecideResult> {
+    const { approvalId } = input;
+    const decision = approvalStatusSchema.exclude(['pending']).parse(input.decision);
+    const reply = await this.ctx.script(
+      'decideApproval',
+      [this.ctx.keys.approval(approvalId), this.ctx.keys.ledger(approvalId)],
+      [decision, input.decidedBy ?? '', input.reason ?? '', input.now, randomUUID()],
+    );
+    const [changed, won, ...pairs] = replyArray('decideApproval', reply, { approvalId });
+    const record = decode(`approval ${approvalId}`, { approvalId }, () => approvalFromHash(hashFromPairs(pairs)));
+    if (changed === 1) {
+      await this.ctx.redis.zrem(this.ctx.keys.pendingApprovals, approvalId);
+      await this.audit.appendDecision(record, input.permalink);
+    }
+    return { record, changed: changed === 1, won: won === 1 };
+  }
+
+  /**
+   * Cancels every pending approval of a run (the run was cancelled); decided ones keep their decision.
+   * Returns the cancelled records.
+   */
+  async cancelPending(runId: string, by: string, reason: string, now: number): Promise<ApprovalRecord[]> {
+    const keys = this.ctx.keys.run(runId);
+    const reply = await this.ctx.script('cancelApprovals', [keys.approvals], [keys.base, by, reason, now]);
+    const ids = replyArray('cancelApprovals', reply, { runId }).map(String);
+    if (ids.length === 0) return [];
+    await this.ctx.redis.zrem(this.ctx.keys.pendingApprovals, ...ids);
+    const records = await this.getMany(ids);
+    for (const record of records) await this.audit.appendDecision(record);
+    return records;
+  }
+
+  /** Records where the approval card was posted. Returns false when the approval is gone. */
+  async setCard(approvalId: string, card: { channel: string; ts: string }): Promise<boolean> {
+    const reply = await this.ctx.script(
+      'updateIfExists',
+      [this.ctx.keys.approval(approvalId)],
+      ['cardChannel', card.channel, 'cardTs', card.ts],
+    );
+    if (reply === -1) return false;
+    if (reply !== 1) throw badReply('updateIfExists', reply, { approvalId });
+    return true;
+  }
+
+  async get(approvalId: string): Promise<ApprovalRecord | null> {
+    const hash = await this.ctx.redis.hgetall(this.ctx.keys.approval(approvalId));
+    if (Object.keys(hash).length === 0) return null;
+    return decode(`approval ${approvalId}`, { approvalId }, () => approvalFromHash(hash));
+  }
+
+  /** Every approval of a run, oldest first. */
+  async listForRun(runId: string): Promise<ApprovalRecord[]> {
+    const ids = await this.ctx.redis.smembers(this.ctx.keys.run(runId).approvals);
+    const records = await this.getMany(ids);
+    return records.sort((a, b) => a.createdAt - b.createdAt || a.approvalId.localeCompare(b.approvalId));
+  }
+
+  /**
+   * Pending approvals not yet expired at `now`, soonest expiry first (for "approvals I may decide";
+   * the caller filters by its approver policy). Entries that are no longer pending are dropped from
+   * the index on the way, and so are entries that expired longer ago than the retention.
+   */
+  async listPending(now: number, limit = 50): Promise<ApprovalRecord[]> {
+    const key = this.ctx.keys.pendingApprovals;
+    await this.ctx.redis.zremrangebyscore(key, '-inf', `(${now - this.ctx.options.retentionMs}`);
+    const ids = await this.ctx.redis.zrangebyscore(key, now, '+inf', 'LIMIT', 0, limit);
+    const found = await Promise.all(ids.map((id) => this.get(id)));
+    const stale = ids.filter((_, i) => found[i]?.status !== 'pending');
+    if (stale.length > 0) await this.ctx.redis.zrem(key, ...stale);
+    return found.filter((r): r is ApprovalRecord => r?.status === 'pending');
+  }
+
+  /** Records of approvals of one run, in the order of `ids`; missing ones are left out. */
+  private async getMany(ids: readonly string[]): Promise<ApprovalRecord[]> {
+    if (ids.length === 0) return [];
+    const runIds = new Set(ids.map(runIdOf));
+    if (runIds.size !== 1) throw new TypeError('getMany reads the approvals of one run');
+    const pipeline = this.ctx.redis.pipeline();
+    for (const id of ids) pipeline.hgetall(this.ctx.keys.approval(id));
+    const replies = (await pipeline.exec()) ?? [];
+    const records: ApprovalRecord[] = [];
+    replies.forEach(([error, hash], i) => {
+      const id = ids[i] as string;
+      if (error) throw error;
+      if (hash && typeof hash === 'object' && Object.keys(hash).length > 0) {
+        records.push(decode(`approval ${id}`, { approvalId: id }, () => approvalFromHash(hash as Record<string, string>)));
+      }
+    });
+    return records;
+  }
+}

@@ -1,0 +1,107 @@
+import type { Checkpoint, Clock, ExecutionLedger, GatedCall, RunState, ToolResult } from '../loop/types.js';
+import { StoreError } from './errors.js';
+import { approvalIdFor } from './ids.js';
+import type { LedgerStore } from './ledger-store.js';
+import type { PersistedCounts, RunStore } from './run-store.js';
+
+/**
+ * The engine's `Checkpoint` port over the run store for one lease: each call persists only what the
+ * step added and remembers the new counts. A lost lease makes `checkpoint` throw (StoreError
+ * `lease_lost` / `stale_fence`), which the engine lets propagate.
+ */
+export class RunCheckpointer {
+  private counts: PersistedCounts;
+  private cancel = false;
+
+  constructor(
+    private readonly runs: RunStore,
+    private readonly runId: string,
+    private readonly fence: number,
+    persisted: PersistedCounts,
+  ) {
+    this.counts = { ...persisted };
+  }
+
+  readonly checkpoint: Checkpoint = async (state: RunState) => {
+    const saved = await this.runs.saveStep({ runId: this.runId, fence: this.fence, state, persisted: this.counts });
+    this.counts = saved.persisted;
+    this.cancel ||= saved.cancelRequested;
+  };
+
+  get persisted(): PersistedCounts {
+    return { ...this.counts };
+  }
+
+  /** A cancel was requested; seen by the latest checkpoint. */
+  get cancelRequested(): boolean {
+    return this.cancel;
+  }
+}
+
+export interface LedgerPortOptions {
+  runId: string;
+  fence: number;
+  clock: Clock;
+  /** The approval of a call; default `approvalIdFor(runId, call.toolCallId)` (round 1). */
+  approvalIdOf?: (call: GatedCall) => string;
+}
+
+const failed = (code: string, message: string): ToolResult => ({ ok: false, error: { code, message } });
+
+/**
+ * The engine's `ExecutionLedger` port over the ledger store. `begin` proceeds only when this call
+ * moved the entry to `executing`. An entry found `executing` belongs to a crashed attempt: it becomes
+ * `outcome_unknown` and is reported, not run again, unless the tool is idempotent. A lost lease throws.
+ */
+export function storeExecutionLedger(ledger: LedgerStore, options: LedgerPortOptions): ExecutionLedger {
+  const approvalIdOf = options.approvalIdOf ?? ((call: GatedCall) => approvalIdFor(options.runId, call.toolCallId));
+  const { fence, clock } = options;
+  return {
+    async begin(call) {
+      const approvalId = approvalIdOf(call);
+      let began: Awaited<ReturnType<LedgerStore['begin']>>;
+      try {
+        began = await ledger.begin({
+          approvalId,
+          fence,
+          argsHash: call.argsHash,
+          now: clock.now(),
+          retryUnknown: call.idempotent,
+        });
+      } catch (error) {
+        if (error instanceof StoreError && error.code === 'not_approved') {
+          return { proceed: false, result: failed('approval_mismatch', 'no approval is recorded for this call') };
+        }
+        if (error instanceof StoreError && error.code === 'args_mismatch') {
+          return {
+            proceed: false,
+            result: failed('approval_mismatch', 'these arguments are not the ones that were approved'),
+          };
+        }
+        throw error;
+      }
+      if (began.changed) return { proceed: true };
+      const { entry } = began;
+      if ((entry.status === 'succeeded' || entry.status === 'failed') && entry.result) {
+        return { proceed: false, result: entry.result };
+      }
+      if (entry.status === 'executing') await ledger.markOutcomeUnknown(approvalId, fence, clock.now());
+      return {
+        proceed: false,
+        result: failed(
+          'outcome_unknown',
+          `${call.tool} was started before a crash and its outcome is unknown; it was not run again`,
+        ),
+      };
+    },
+    async finish(call, result) {
+      await ledger.finish({
+        approvalId: approvalIdOf(call),
+        fence,
+        outcome: result.ok ? 'succeeded' : 'failed',
+        result,
+        now: clock.now(),
+      });
+    },
+  };
+}

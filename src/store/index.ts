@@ -1,0 +1,14 @@
+export * from './approval-store.js';
+export * from './audit-log.js';
+export { type StoreOptions, DEFAULT_STORE_OPTIONS } from './context.js';
+export * from './engine-ports.js';
+export * from './errors.js';
+export * from './ids.js';
+export { type KeyScheme, keyScheme, stripHashTag } from './keys.js';
+export * from './leases.js';
+export * from './ledger-store.js';
+export * from './records.js';
+export * from './run-index.js';
+export * from './run-store.js';
+export type { RedisClient } from './scripts.js';
+export * from './store.js';

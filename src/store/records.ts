@@ -1,0 +1,154 @@
+import { z } from 'zod';
+import { toolResultSchema } from './run-state-schema.js';
+
+/**
+ * Records the store keeps next to the engine's RunState, with their zod schemas. Redis hashes hold
+ * strings only: `*FromHash` turn a hash into a record and validate it, so a damaged record is a clear
+ * `corrupt_record` error instead of a half-typed object.
+ */
+
+const slackId = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'a Slack id such as C0123ABC');
+
+/** Where a run talks in Slack. */
+export const slackContextSchema = z.strictObject({
+  teamId: slackId,
+  channelId: slackId,
+  /** The thread the run replies in (the triggering message's ts for a new thread). */
+  threadTs: z.string().min(1),
+  /** The message that asked for the run. */
+  requestMessageTs: z.string().min(1),
+  /** The bot's placeholder/progress message, once posted. */
+  placeholderTs: z.string().min(1).optional(),
+});
+export type SlackContext = z.infer<typeof slackContextSchema>;
+
+export const approvalStatusSchema = z.enum(['pending', 'approved', 'rejected', 'expired', 'cancelled']);
+export type ApprovalStatus = z.infer<typeof approvalStatusSchema>;
+export type ApprovalDecision = Exclude<ApprovalStatus, 'pending'>;
+
+/** Who may decide an approval: Slack user ids and user group ids. */
+export const approversSchema = z.strictObject({ users: z.array(z.string()), groups: z.array(z.string()) });
+export type Approvers = z.infer<typeof approversSchema>;
+
+/** One approval per gated call. */
+export const approvalRecordSchema = z.strictObject({
+  approvalId: z.string(),
+  runId: z.string(),
+  toolCallId: z.string(),
+  tool: z.string(),
+  effect: z.enum(['write', 'notify']),
+  /** sha256 of the canonical JSON of `args`: the decision is valid for exactly these arguments. */
+  argsHash: z.string(),
+  args: z.unknown(),
+  preview: z.string().nullable(),
+  /** The model's stated reason for the call. */
+  reason: z.string().nullable(),
+  idempotent: z.boolean(),
+  /** Slack user id of the person who asked for the run. */
+  requester: z.string(),
+  approvers: approversSchema,
+  createdAt: z.number(),
+  expiresAt: z.number(),
+  status: approvalStatusSchema,
+  decidedBy: z.string().nullable(),
+  decidedAt: z.number().nullable(),
+  decisionReason: z.string().nullable(),
+  /** The approval card, once posted. */
+  card: z.strictObject({ channel: z.string(), ts: z.string() }).nullable(),
+});
+export type ApprovalRecord = z.infer<typeof approvalRecordSchema>;
+
+export const ledgerStatusSchema = z.enum(['approved', 'executing', 'succeeded', 'failed', 'outcome_unknown']);
+export type LedgerStatus = z.infer<typeof ledgerStatusSchema>;
+
+/** Execution ledger of one approved call: approved -> executing -> succeeded | failed | outcome_unknown. */
+export const ledgerRecordSchema = z.strictObject({
+  approvalId: z.string(),
+  status: ledgerStatusSchema,
+  /** Times execution began (more than 1 only for idempotent tools retried after a crash). */
+  attempts: z.number(),
+  /** The approved arguments' hash, copied from the approval: execution must match it. */
+  argsHash: z.string(),
+  approvedAt: z.number(),
+  startedAt: z.number().nullable(),
+  finishedAt: z.number().nullable(),
+  /** Fencing token of the lease under which execution last began. */
+  fence: z.number().nullable(),
+  result: toolResultSchema.nullable(),
+});
+export type LedgerRecord = z.infer<typeof ledgerRecordSchema>;
+
+/** A trace entry: an engine event (or any event with a `type`) and when it happened. */
+export const traceEntrySchema = z.looseObject({ type: z.string(), at: z.number() });
+export type TraceEntry = z.infer<typeof traceEntrySchema>;
+
+/** A flat Redis reply `[field, value, field, value, ...]` as an object. */
+export function hashFromPairs(pairs: readonly unknown[]): Record<string, string> {
+  const hash: Record<string, string> = {};
+  for (let i = 0; i + 1 < pairs.length; i += 2) hash[String(pairs[i])] = String(pairs[i + 1]);
+  return hash;
+}
+
+const orNull = (value: string | undefined): string | null => (value === undefined || value === '' ? null : value);
+const numberOrNull = (value: string | undefined): number | null => (orNull(value) === null ? null : Number(value));
+const jsonOrNull = (value: string | undefined): unknown => (orNull(value) === null ? null : JSON.parse(value ?? ''));
+
+/** The hash fields of a new approval record (status pending, nothing decided yet). */
+export function approvalToHash(record: ApprovalRecord): string[] {
+  return [
+    'approvalId', record.approvalId,
+    'runId', record.runId,
+    'toolCallId', record.toolCallId,
+    'tool', record.tool,
+    'effect', record.effect,
+    'argsHash', record.argsHash,
+    'args', JSON.stringify(record.args ?? null),
+    'preview', record.preview ?? '',
+    'reason', record.reason ?? '',
+    'idempotent', record.idempotent ? '1' : '0',
+    'requester', record.requester,
+    'approvers', JSON.stringify(record.approvers),
+    'createdAt', String(record.createdAt),
+    'expiresAt', String(record.expiresAt),
+    'status', record.status,
+  ];
+}
+
+/** Parses the JSON fields, then validates; throws on a damaged record. */
+export function approvalFromHash(hash: Record<string, string>): ApprovalRecord {
+  return approvalRecordSchema.parse({
+    approvalId: hash.approvalId,
+    runId: hash.runId,
+    toolCallId: hash.toolCallId,
+    tool: hash.tool,
+    effect: hash.effect,
+    argsHash: hash.argsHash,
+    args: jsonOrNull(hash.args),
+    preview: orNull(hash.preview),
+    reason: orNull(hash.reason),
+    idempotent: hash.idempotent === '1',
+    requester: hash.requester,
+    approvers: jsonOrNull(hash.approvers),
+    createdAt: Number(hash.createdAt),
+    expiresAt: Number(hash.expiresAt),
+    status: hash.status,
+    decidedBy: orNull(hash.decidedBy),
+    decidedAt: numberOrNull(hash.decidedAt),
+    decisionReason: orNull(hash.decisionReason),
+    card: hash.cardChannel && hash.cardTs ? { channel: hash.cardChannel, ts: hash.cardTs } : null,
+  });
+}
+
+export function ledgerFromHash(approvalId: string, hash: Record<string, string>): LedgerRecord {
+  return ledgerRecordSchema.parse({
+    approvalId,
+    status: hash.status,
+    attempts: Number(hash.attempts ?? 0),
+    argsHash: hash.argsHash,
+    approvedAt: Number(hash.approvedAt),
+    startedAt: numberOrNull(hash.startedAt),
+    finishedAt: numberOrNull(hash.finishedAt),
+    fence: numberOrNull(hash.fence),
+    result: jsonOrNull(hash.result),
+  });
+}

@@ -1,0 +1,42 @@
+import { ApprovalStore } from './approval-store.js';
+import { AuditLog } from './audit-log.js';
+import { createStoreContext, type StoreContext, type StoreOptions } from './context.js';
+import { LeaseStore } from './leases.js';
+import { LedgerStore } from './ledger-store.js';
+import { RunIndex } from './run-index.js';
+import { RunStore } from './run-store.js';
+import type { RedisClient } from './scripts.js';
+
+/** Everything the bot and the workers persist, over one Redis connection. */
+export interface Store {
+  runs: RunStore;
+  leases: LeaseStore;
+  approvals: ApprovalStore;
+  ledger: LedgerStore;
+  audit: AuditLog;
+  index: RunIndex;
+  /** The key scheme and options in use (tests and tools). */
+  context: StoreContext;
+}
+
+/**
+ * Builds the store on a connection (use `createRedisConnection(url, 'store')` from src/queue). The
+ * connection must not have an ioredis `keyPrefix`: the store's keys carry their own prefix.
+ */
+export function createStore(redis: RedisClient, options: StoreOptions = {}): Store {
+  if (redis.options && 'keyPrefix' in redis.options && redis.options.keyPrefix) {
+    throw new TypeError('the store connection must not set an ioredis keyPrefix; use the prefix option');
+  }
+  const context = createStoreContext(redis, options);
+  const index = new RunIndex(context);
+  const audit = new AuditLog(context);
+  return {
+    runs: new RunStore(context, index),
+    leases: new LeaseStore(context),
+    approvals: new ApprovalStore(context, audit),
+    ledger: new LedgerStore(context),
+    audit,
+    index,
+    context,
+  };
+}

@@ -1,0 +1,96 @@
+/**
+ * Builds the tool registry from the policy: each built-in tool whose key is present under `tools:`, then
+ * the custom modules under `custom:`. Secrets are read from the environment here, once; ports the tools
+ * need (Slack poster, resolver, clock) are injected. Problems stop start-up with a `ConfigError`.
+ */
+import { ConfigError, type ConfigProblem } from '../config/errors.js';
+import type { Policy } from '../config/policy.js';
+import { approversFor } from '../config/policy-limits.js';
+import type { AnyTool } from '../loop/types.js';
+import { createCurrentTime } from './current-time.js';
+import { loadCustomTool } from './custom-tools.js';
+import { createHttpGet } from './http-get.js';
+import { createHttpRequest } from './http-request.js';
+import { createPageOncall } from './page-oncall.js';
+import { systemClock, type ToolDeps } from './ports.js';
+import { createPostMessage } from './post-message.js';
+import { createPrometheusQuery } from './prometheus-query.js';
+import { createReadRunbook } from './read-runbook.js';
+import { createRunAction } from './run-action.js';
+import { createSearchRunbooks } from './search-runbooks.js';
+
+function builtIns(policy: Policy, deps: ToolDeps): AnyTool[] {
+  const env = deps.env ?? process.env;
+  const clock = deps.clock ?? systemClock;
+  const t = policy.tools;
+  const tools: AnyTool[] = [];
+  if (t.http_get)
+    tools.push(createHttpGet(t.http_get, { env, ...(deps.lookup ? { lookup: deps.lookup } : {}) }));
+  if (t.http_request) {
+    tools.push(createHttpRequest(t.http_request, { env, ...(deps.lookup ? { lookup: deps.lookup } : {}) }));
+  }
+  if (t.search_runbooks)
+    tools.push(createSearchRunbooks(t.search_runbooks), createReadRunbook(t.search_runbooks));
+  if (t.prometheus_query) tools.push(createPrometheusQuery(t.prometheus_query, { env, clock }));
+  if (t.current_time) tools.push(createCurrentTime({ clock }));
+  if (t.post_message) {
+    if (!deps.slack) {
+      throw new ConfigError(policy.source, [
+        {
+          key: 'tools.post_message',
+          problem: 'enabled, but this process was given no Slack poster to post with',
+        },
+      ]);
+    }
+    tools.push(createPostMessage(t.post_message, { slack: deps.slack }));
+  }
+  if (t.page_oncall) tools.push(createPageOncall(t.page_oncall, { env }));
+  if (t.run_action) tools.push(createRunAction(t.run_action, { env }));
+  return tools;
+}
+
+function customProblems(
+  policy: Policy,
+  tool: AnyTool,
+  index: number,
+  taken: ReadonlySet<string>,
+): ConfigProblem[] {
+  const key = `custom[${index}]`;
+  const entry = policy.custom[index];
+  const problems: ConfigProblem[] = [];
+  if (taken.has(tool.name)) problems.push({ key, problem: `a tool named ${tool.name} already exists` });
+  if (entry?.name !== undefined && entry.name !== tool.name) {
+    problems.push({
+      key: `${key}.name`,
+      problem: `is ${entry.name} but the module's tool is named ${tool.name}`,
+    });
+  }
+  if (tool.effect !== 'read') {
+    const { users, groups } = approversFor(policy, tool.name);
+    if (users.length + groups.length === 0) {
+      problems.push({
+        key,
+        problem: `${tool.name} (${tool.effect}) has no approvers: set approvals.approvers or its own`,
+      });
+    }
+  }
+  return problems;
+}
+
+/**
+ * Every enabled tool by name.
+ * @throws ConfigError when a tool cannot be built (missing Slack poster, vanished secret, bad custom module).
+ */
+export async function buildTools(policy: Policy, deps: ToolDeps = {}): Promise<Map<string, AnyTool>> {
+  const tools = new Map<string, AnyTool>();
+  for (const tool of builtIns(policy, deps)) tools.set(tool.name, tool);
+  const problems: ConfigProblem[] = [];
+  for (const [index, entry] of policy.custom.entries()) {
+    const tool = await loadCustomTool(entry.path);
+    const found = customProblems(policy, tool, index, new Set(tools.keys()));
+    problems.push(...found);
+    if (found.length === 0) tools.set(tool.name, tool);
+  }
+  if (problems.length > 0) throw new ConfigError(policy.source, problems);
+  return tools;
+}

@@ -1,0 +1,238 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/config/errors.js';
+import { loadPolicy, parsePolicy } from '../../src/config/policy.js';
+import { approversFor, limitsFromPolicy } from '../../src/config/policy-limits.js';
+import { DEFAULT_LIMITS } from '../../src/loop/state.js';
+
+const EXAMPLE_ENV = { GRAFANA_AUTH: 'x', DEPLOY_API_AUTH: 'y', PD_ROUTING_KEY: 'z' };
+
+/** The problems of a policy that must not parse, as `key: problem` lines. */
+function problems(yaml: string, env: Record<string, string> = {}): string[] {
+  try {
+    parsePolicy(yaml, { env });
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    return err.problems.map((p) => `${p.key}: ${p.problem}`);
+  }
+  throw new Error('expected the policy to be refused');
+}
+
+describe('parsePolicy', () => {
+  it('accepts an empty file with defaults and no tools', () => {
+    const policy = parsePolicy('', { env: {} });
+    expect(policy.tools).toEqual({});
+    expect(policy.approvals).toEqual({ approvers: [], selfApproval: false, expiresAfterMinutes: 60 });
+    expect(policy.channels).toEqual({ allow: [], prompt: {} });
+    expect(policy.custom).toEqual([]);
+  });
+
+  it('names the exact key and what is expected', () => {
+    expect(problems('tools:\n  http_get:\n    allow: ["ftp://files.example/"]\n')).toEqual([
+      'tools.http_get.allow[0]: expected an http(s) URL prefix (scheme and host, no credentials, query or fragment)',
+    ]);
+    expect(problems('approvals:\n  approvers: [U012OK, alice]\n')).toEqual([
+      'approvals.approvers[1]: expected a Slack user id (U…/W…) or user group id (S…)',
+    ]);
+  });
+
+  it('reports every problem at once, including unknown keys and missing secrets', () => {
+    const yaml = `
+budgets: { maxSteps: 0, deadlineSecs: 10 }
+approvals: { approvers: [U012MANAGER], selfApproval: "no" }
+tools:
+  http_gett: { allow: ["https://x.example/"] }
+  page_oncall: { routingKeyEnv: PD_ROUTING_KEY }
+  http_get:
+    allow:
+      - { prefix: "https://x.example/", headersEnv: { Authorization: X_AUTH }, allowPrivate: 1 }
+surprise: true
+`;
+    const found = problems(yaml);
+    expect(found).toEqual(
+      expect.arrayContaining([
+        'budgets.maxSteps: expected at least 1',
+        expect.stringMatching(/^budgets\.deadlineSecs: unknown key/),
+        'approvals.selfApproval: expected true or false',
+        expect.stringMatching(/^tools\.http_gett: unknown key \(expected one of: http_get, http_request, /),
+        'tools.http_get.allow[0].allowPrivate: expected true or false',
+        expect.stringMatching(/^surprise: unknown key \(expected one of: model, budgets, /),
+        'tools.page_oncall.routingKeyEnv: environment variable PD_ROUTING_KEY is not set',
+        'tools.http_get.allow[0].headersEnv.Authorization: environment variable X_AUTH is not set',
+      ]),
+    );
+    expect(found).toHaveLength(8);
+  });
+
+  it('says where a YAML syntax error is', () => {
+    expect(problems('tools:\n  http_get: { allow: [\n')[0]).toMatch(/^line \d+, column \d+: /);
+  });
+
+  it('requires approvers for enabled write and notify tools', () => {
+    expect(problems('tools:\n  post_message: { channels: [C0OPS] }\n')).toEqual([
+      'approvals.approvers: required: post_message (notify) is enabled and has no approvers of its own (tools.post_message.approvers)',
+    ]);
+    expect(() =>
+      parsePolicy('tools:\n  post_message: { channels: [C0OPS], approvers: [S0LEADS] }\n', { env: {} }),
+    ).not.toThrow();
+  });
+
+  it('refuses a cost budget without prices, and channel prompts for channels not allowed', () => {
+    expect(
+      problems('budgets: { maxCostUsd: 1 }\nchannels: { allow: [C0OPS], prompt: { C0OTHER: hi } }\n'),
+    ).toEqual([
+      'budgets.maxCostUsd: needs model.prices (or model.defaultPrice) to compute what a run costs',
+      'channels.prompt.C0OTHER: this channel is not in channels.allow',
+    ]);
+  });
+
+  it("validates run_action declarations with the action's key path", () => {
+    const yaml = `
+approvals: { approvers: [U1AB] }
+tools:
+  run_action:
+    actions:
+      restart:
+        description: Restart
+        params: { service: { enum: [a, b] }, n: { type: float } }
+        command: [systemctl, restart, "{svc}"]
+`;
+    expect(problems(yaml)).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^tools\.run_action\.actions\.restart\.params\.n\.type: /),
+      ]),
+    );
+    const placeholders = problems(yaml.replace('n: { type: float }', 'n: { type: integer, min: 1 }'));
+    expect(placeholders).toEqual([
+      'tools.run_action.actions.restart.command[2]: unknown placeholder {svc}: not in params',
+    ]);
+  });
+
+  it('needs a name to give a custom tool its own approvers', () => {
+    expect(problems('custom: [{ path: ./t.ts, approvers: [U1AB] }]\n')).toEqual([
+      'custom[0].name: approvers of a custom tool need its name (name: <tool name>)',
+    ]);
+  });
+
+  it('accepts the short price form for the configured model', () => {
+    const policy = parsePolicy('model: { name: m1, prices: { input_per_mtok: 1, output_per_mtok: 2 } }\n', {
+      env: {},
+    });
+    expect(policy.model.prices).toEqual({ m1: { input_per_mtok: 1, output_per_mtok: 2 } });
+  });
+
+  it('resolves relative paths against the base directory', () => {
+    const policy = parsePolicy('tools: { search_runbooks: { dir: ./rb } }\ncustom: [./t/x.ts, /abs/y.js]\n', {
+      env: {},
+      baseDir: '/srv/loopgate',
+    });
+    expect(policy.tools.search_runbooks?.dir).toBe('/srv/loopgate/rb');
+    expect(policy.custom.map((c) => c.path)).toEqual(['/srv/loopgate/t/x.ts', '/abs/y.js']);
+  });
+
+  it('holds only the names of secrets, never their values', () => {
+    const policy = parsePolicy(
+      'approvals: { approvers: [U1AB] }\ntools: { page_oncall: { routingKeyEnv: PD_KEY } }\n',
+      {
+        env: { PD_KEY: 'pd-secret-value' },
+      },
+    );
+    expect(JSON.stringify(policy)).not.toContain('pd-secret-value');
+    expect(policy.tools.page_oncall?.routingKeyEnv).toBe('PD_KEY');
+  });
+});
+
+describe('the example policy file', () => {
+  it('loads, with its runbooks and custom tool found', async () => {
+    const policy = await loadPolicy('loopgate.example.yaml', { env: EXAMPLE_ENV });
+    expect(Object.keys(policy.tools).sort()).toEqual(
+      [
+        'current_time',
+        'http_get',
+        'http_request',
+        'page_oncall',
+        'post_message',
+        'prometheus_query',
+        'run_action',
+        'search_runbooks',
+      ].sort(),
+    );
+    expect(policy.tools.search_runbooks?.dir).toBe(resolve('runbooks'));
+    expect(policy.custom[0]?.path).toBe(resolve('examples/tools/lookup-customer.ts'));
+  });
+});
+
+describe('limitsFromPolicy', () => {
+  it("keeps the engine's defaults for what the policy does not set", () => {
+    const limits = limitsFromPolicy(parsePolicy('', { env: {} }));
+    expect(limits).toEqual(DEFAULT_LIMITS);
+  });
+
+  it('maps budgets and prices, pricing unlisted models like the most expensive one', async () => {
+    const policy = await loadPolicy('loopgate.example.yaml', { env: EXAMPLE_ENV });
+    const limits = limitsFromPolicy(policy);
+    expect(limits).toMatchObject({
+      maxSteps: 12,
+      deadlineMs: 300_000,
+      maxTokens: 200_000,
+      maxCostUsd: 0.5,
+      maxConsecutiveToolErrors: 3,
+      maxObservationChars: 16_000,
+      toolTimeoutMs: 30_000,
+      prices: {
+        'gpt-4.1-mini': { inputPerMTok: 0.4, outputPerMTok: 1.6 },
+        'gpt-4.1': { inputPerMTok: 2, outputPerMTok: 8 },
+      },
+      defaultPrice: { inputPerMTok: 2, outputPerMTok: 8 },
+    });
+  });
+});
+
+describe('approversFor', () => {
+  it("uses the tool's own approvers, else the default, split into users and groups", async () => {
+    const policy = await loadPolicy('loopgate.example.yaml', { env: EXAMPLE_ENV });
+    expect(approversFor(policy, 'http_request')).toEqual({ users: [], groups: ['S0SRELEADS'] });
+    expect(approversFor(policy, 'page_oncall')).toEqual({ users: ['U012MANAGER'], groups: ['S0SRELEADS'] });
+    expect(approversFor(policy, 'lookup_customer')).toEqual({
+      users: ['U012MANAGER'],
+      groups: ['S0SRELEADS'],
+    });
+  });
+
+  it('finds a custom tool by its declared name', () => {
+    const policy = parsePolicy('custom: [{ path: ./x.ts, name: refund, approvers: [W0FINANCE, S0FIN] }]\n', {
+      env: {},
+    });
+    expect(approversFor(policy, 'refund')).toEqual({ users: ['W0FINANCE'], groups: ['S0FIN'] });
+  });
+});
+
+describe('loadPolicy', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'loopgate-policy-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('names the file and the missing runbook directory and custom module', async () => {
+    const path = join(dir, 'policy.yaml');
+    await writeFile(path, 'tools: { search_runbooks: { dir: ./none } }\ncustom: [./missing.ts]\n');
+    const err = await loadPolicy(path, { env: {} }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).message).toContain(`invalid configuration in ${path}`);
+    expect((err as ConfigError).problems).toEqual([
+      { key: 'tools.search_runbooks.dir', problem: `no directory at ${join(dir, 'none')}` },
+      { key: 'custom[0]', problem: `no file at ${join(dir, 'missing.ts')}` },
+    ]);
+  });
+
+  it('says when the file cannot be read', async () => {
+    await expect(loadPolicy(join(dir, 'absent.yaml'))).rejects.toThrow(
+      /cannot read .*absent\.yaml \(ENOENT\)/,
+    );
+  });
+});

@@ -1,0 +1,161 @@
+import { describe, expect, it } from 'vitest';
+import { type ApprovalView, approvalCard } from '../../src/slack/approval-card.js';
+import type { ActionsBlock, Button, KnownBlock } from '../../src/slack/block-kit.js';
+import { ACTION_IDS } from '../../src/slack/ids.js';
+import { expectValidMessageBlocks, pings, texts } from './block-checks.js';
+
+const EXPIRES = Date.UTC(2026, 5, 1, 12, 0, 0);
+
+function view(overrides: Partial<ApprovalView> = {}): ApprovalView {
+  return {
+    approvalId: 'apr_01HX',
+    runId: 'run_01HX',
+    tool: 'http_request',
+    effect: 'write',
+    args: { method: 'POST', url: 'https://deploy.internal.example/api/restart/payments?env=prod' },
+    argsHash: 'a'.repeat(64),
+    reason: 'Payments is failing health checks; a restart usually fixes it.',
+    requesterId: 'U0REQ',
+    approvers: { users: ['U0MGR'], groups: ['S0SRE'] },
+    expiresAt: EXPIRES,
+    status: 'pending',
+    ...overrides,
+  };
+}
+
+function buttons(blocks: KnownBlock[]): Button[] {
+  return blocks.filter((b): b is ActionsBlock => b.type === 'actions').flatMap((b) => b.elements as Button[]);
+}
+
+function allText(blocks: KnownBlock[]): string {
+  return texts(blocks).join('\n');
+}
+
+describe('approvalCard (pending)', () => {
+  it('shows tool, effect, each argument on its own line, reason, requester, approvers and expiry', () => {
+    const { blocks, text } = approvalCard(view({ preview: 'Restarts **payments** in prod.' }));
+    const all = allText(blocks);
+    expect(blocks[0]).toMatchObject({ type: 'header', text: { type: 'plain_text' } });
+    expect(all).toContain('http_request');
+    expect(all).toContain('*write*');
+    expect(all).toContain('\nmethod: POST\n');
+    expect(all).toContain('\nurl: https://deploy.internal.example/api/restart/payments?env=prod\n');
+    expect(all).toContain('a restart usually fixes it');
+    expect(all).toContain('Restarts **payments** in prod.');
+    expect(all).toContain('Asked by <@U0REQ>');
+    expect(all).toContain('Can decide: <@U0MGR>, <!subteam^S0SRE>');
+    expect(all).toContain(`<!date^${EXPIRES / 1000}^{date_short_pretty} at {time}|2026-06-01 12:00 UTC>`);
+    expect(text).toContain('Approval needed');
+    expectValidMessageBlocks(blocks);
+  });
+
+  it('has Approve (primary) and Reject (danger) carrying only the approval id, and Details carrying the run id', () => {
+    const found = buttons(approvalCard(view()).blocks);
+    expect(found.map((b) => [b.action_id, b.style, b.value])).toEqual([
+      [ACTION_IDS.approve, 'primary', 'apr_01HX'],
+      [ACTION_IDS.reject, 'danger', 'apr_01HX'],
+      [ACTION_IDS.details, undefined, 'run_01HX'],
+    ]);
+  });
+
+  it('pings nobody through arguments, reason or preview that contain mentions', () => {
+    const hostile = '<!channel> <!here> <@U999> <!subteam^S999> <!everyone>';
+    const card = approvalCard(
+      view({
+        args: { text: hostile, nested: { x: hostile } },
+        reason: hostile,
+        preview: hostile,
+        tool: 'post_message',
+      }),
+    );
+    expect(new Set(pings(card))).toEqual(new Set(['<@U0REQ>', '<@U0MGR>', '<!subteam^S0SRE>']));
+    expect(allText(card.blocks)).toContain('&lt;!channel&gt;');
+  });
+
+  it('keeps formatting characters and backticks in values from breaking out of the arguments block', () => {
+    const { blocks } = approvalCard(view({ args: { body: '*bold* ```oops``` _x_' } }));
+    const argsSection = allText(blocks).split('*Arguments*\n')[1]?.split('\n```')[0];
+    expect(argsSection).toBeDefined();
+    expect(argsSection?.slice(3)).not.toContain('```');
+    expect(argsSection).toContain('*bold*');
+  });
+
+  it('truncates long values to fit 3,000 characters per section and points to Details', () => {
+    const card = approvalCard(
+      view({
+        args: { short: 'keep me', body: 'B'.repeat(20_000), other: `<${'x'.repeat(5_000)}>` },
+        reason: 'R'.repeat(10_000),
+        preview: 'P'.repeat(10_000),
+      }),
+    );
+    expectValidMessageBlocks(card.blocks);
+    const all = allText(card.blocks);
+    expect(all).toContain('short: keep me');
+    expect(all).toContain('… (truncated)');
+    expect(all).toContain('the full arguments are in Details');
+    for (const block of card.blocks) {
+      if (block.type === 'section') expect(block.text?.text.length ?? 0).toBeLessThanOrEqual(3_000);
+    }
+  });
+
+  it('stays within limits with hundreds of keys, naming how many are left out', () => {
+    const args = Object.fromEntries(
+      Array.from({ length: 400 }, (_, i) => [`key_${i}`, `value ${i} `.repeat(5)]),
+    );
+    const card = approvalCard(view({ args }));
+    expectValidMessageBlocks(card.blocks);
+    expect(allText(card.blocks)).toMatch(/… and \d+ more arguments/);
+  });
+
+  it('renders a multi-line string under its key and non-object arguments as a value', () => {
+    expect(allText(approvalCard(view({ args: { script: 'line 1\nline 2' } })).blocks)).toContain(
+      'script:\n  line 1\n  line 2',
+    );
+    expect(allText(approvalCard(view({ args: [1, 2] })).blocks)).toContain('```\n[1,2]\n```');
+    expect(allText(approvalCard(view({ args: {} })).blocks)).toContain('_no arguments_');
+  });
+
+  it('takes the store record’s nulls for absent preview, reason and decision', () => {
+    const card = approvalCard(
+      view({ preview: null, reason: null, decidedBy: null, decidedAt: null, status: 'expired' }),
+    );
+    const all = allText(card.blocks);
+    expect(all).not.toContain('Preview');
+    expect(all).not.toContain('null');
+    expect(all).toContain(`*Expired* <!date^${EXPIRES / 1000}^`);
+  });
+
+  it('refuses an approval id that cannot fit a button value', () => {
+    expect(() => approvalCard(view({ approvalId: 'x'.repeat(2_001) }))).toThrow(RangeError);
+  });
+});
+
+describe('approvalCard (after the decision)', () => {
+  const decided = { decidedBy: 'U0MGR', decidedAt: EXPIRES - 60_000 };
+
+  it.each([
+    ['approved', '*Approved* by <@U0MGR>'],
+    ['rejected', '*Rejected* by <@U0MGR>'],
+    ['cancelled', '*Cancelled* by <@U0MGR>'],
+    ['expired', '*Expired*'],
+  ] as const)('%s: shows decision, who and when; Approve/Reject are gone', (status, line) => {
+    const card = approvalCard(view({ status, ...decided, decisionReason: 'not during the freeze <!here>' }));
+    const all = allText(card.blocks);
+    expect(all).toContain(line);
+    expect(all).toContain(`<!date^${(EXPIRES - 60_000) / 1000}^`);
+    expect(buttons(card.blocks).map((b) => b.action_id)).toEqual([ACTION_IDS.details]);
+    expect(all).not.toContain('Can decide');
+    if (status !== 'expired') expect(all).toContain('not during the freeze &lt;!here&gt;');
+    expect(pings(card)).not.toContain('<!here>');
+    expectValidMessageBlocks(card.blocks);
+  });
+
+  it('outcome_unknown explains and offers to approve again', () => {
+    const card = approvalCard(view({ status: 'outcome_unknown', ...decided }));
+    expect(allText(card.blocks)).toContain('Outcome unknown');
+    expect(buttons(card.blocks).map((b) => [b.action_id, b.value])).toEqual([
+      [ACTION_IDS.reapprove, 'apr_01HX'],
+      [ACTION_IDS.details, 'run_01HX'],
+    ]);
+  });
+});

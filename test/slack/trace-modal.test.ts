@@ -1,0 +1,168 @@
+import { describe, expect, it } from 'vitest';
+import { RUN_STATE_VERSION, type RunState } from '../../src/loop/types.js';
+import { type TraceView, traceFromRunState } from '../../src/slack/trace.js';
+import { traceModal } from '../../src/slack/trace-modal.js';
+import { expectValidViewBlocks, pings, texts } from './block-checks.js';
+
+function runState(): RunState {
+  return {
+    version: RUN_STATE_VERSION,
+    runId: 'run_7',
+    status: 'completed',
+    requester: { userId: 'U0REQ' },
+    messages: [
+      { role: 'system', content: 'You are loopgate.' },
+      { role: 'user', content: 'Is payments healthy?' },
+      {
+        role: 'assistant',
+        content: 'Checking metrics first.',
+        toolCalls: [{ id: 'c1', name: 'prometheus_query', arguments: '{"query":"up{job=\\"payments\\"}"}' }],
+      },
+      { role: 'tool', toolCallId: 'c1', name: 'prometheus_query', content: '{"ok":true,"data":[1]}' },
+      {
+        role: 'assistant',
+        content: null,
+        toolCalls: [{ id: 'c2', name: 'http_request', arguments: '{"url":"https://deploy/restart"}' }],
+      },
+      {
+        role: 'tool',
+        toolCallId: 'c2',
+        name: 'http_request',
+        content: '{"ok":false,"error":{"code":"rejected","message":"rejected by U0MGR"}}',
+      },
+      { role: 'assistant', content: 'Payments is up; the restart was rejected.' },
+    ],
+    step: 3,
+    usage: { inputTokens: 1200, outputTokens: 300, costUsd: 0.00123, activeMs: 4200, activeSince: null },
+    limits: {
+      maxSteps: 12,
+      deadlineMs: 300_000,
+      maxTokens: 200_000,
+      maxReplyTokens: 4_096,
+      maxCostUsd: 0.5,
+      prices: {},
+      defaultPrice: { inputPerMTok: 0.4, outputPerMTok: 1.6 },
+      maxConsecutiveToolErrors: 3,
+      maxIdenticalCalls: 3,
+      maxObservationChars: 8_000,
+      toolTimeoutMs: 10_000,
+      maxAnswerRetries: 2,
+      maxAnswerChars: 12_000,
+    },
+    turn: null,
+    actions: [
+      {
+        toolCallId: 'c2',
+        tool: 'http_request',
+        argsHash: 'h',
+        outcome: 'rejected',
+        decidedBy: 'U0MGR',
+        reason: 'freeze',
+        summary: 'rejected',
+      },
+    ],
+    evidence: [],
+    rejected: {},
+    brakes: { consecutiveToolErrors: 0, lastCallSignature: null, identicalCalls: 0 },
+    answerRetries: 0,
+    answer: ['Payments is up; the restart was rejected.'],
+    stopReason: 'completed',
+    stopMessage: null,
+    createdAt: 0,
+    updatedAt: 0,
+  };
+}
+
+describe('traceFromRunState', () => {
+  it('turns assistant turns into steps with their calls, results, durations and approvals', () => {
+    const trace = traceFromRunState(runState(), {
+      steps: { 1: 900 },
+      tools: { c1: 340 },
+      effects: { c1: 'read', c2: 'write' },
+    });
+    expect(trace.steps.map((s) => s.step)).toEqual([1, 2, 3]);
+    expect(trace.steps[0]).toMatchObject({ durationMs: 900, text: 'Checking metrics first.' });
+    expect(trace.steps[0]?.calls[0]).toMatchObject({
+      tool: 'prometheus_query',
+      durationMs: 340,
+      ok: true,
+      effect: 'read',
+    });
+    expect(trace.steps[1]?.calls[0]).toMatchObject({
+      ok: false,
+      approval: { outcome: 'rejected', decidedBy: 'U0MGR', reason: 'freeze' },
+    });
+    expect(trace.steps[2]?.calls).toEqual([]);
+    expect(trace.usage).toEqual({ inputTokens: 1200, outputTokens: 300, costUsd: 0.00123, activeMs: 4200 });
+  });
+});
+
+describe('traceModal', () => {
+  it('shows steps, tools, arguments, durations, results and approvals in mrkdwn', () => {
+    const modal = traceModal(traceFromRunState(runState(), { tools: { c1: 340 } }));
+    const all = texts(modal.blocks).join('\n');
+    expect(modal.type).toBe('modal');
+    expect(modal.blocks.some((b) => b.type === 'markdown')).toBe(false);
+    expect(all).toContain('*Step 1*');
+    expect(all).toContain('`prometheus_query`');
+    expect(all).toContain('340 ms');
+    expect(all).toContain('up{job=\\"payments\\"}');
+    expect(all).toContain('"data":[1]');
+    expect(all).toContain('*Approval:* rejected by <@U0MGR>: freeze');
+    expect(all).toContain('1500 tokens');
+    expectValidViewBlocks(modal.blocks);
+  });
+
+  it('truncates large arguments and results and pings nobody', () => {
+    const trace: TraceView = {
+      runId: 'r',
+      status: 'completed',
+      stopReason: 'completed',
+      steps: [
+        {
+          step: 1,
+          calls: [
+            {
+              toolCallId: 'c',
+              tool: 'http_get',
+              args: JSON.stringify({ q: `<!channel> ${'a'.repeat(50_000)}` }),
+              result: `<@U999> ${'r'.repeat(50_000)}`,
+              ok: true,
+            },
+          ],
+        },
+      ],
+    };
+    const modal = traceModal(trace);
+    expectValidViewBlocks(modal.blocks);
+    expect(pings(modal)).toEqual([]);
+    expect(texts(modal.blocks).join('')).toContain('… (truncated)');
+  });
+
+  it('summarises a run too long for 100 blocks, keeping its first and last steps', () => {
+    const steps = Array.from({ length: 80 }, (_, i) => ({
+      step: i + 1,
+      calls: [{ toolCallId: `c${i}`, tool: 'search_runbooks', args: '{}', result: '{"ok":true}', ok: true }],
+    }));
+    const modal = traceModal({ runId: 'r', status: 'stopped', stopReason: 'max_steps', steps });
+    expect(modal.blocks.length).toBeLessThanOrEqual(100);
+    expectValidViewBlocks(modal.blocks);
+    const all = texts(modal.blocks).join('\n');
+    expect(all).toContain('*Step 1*');
+    expect(all).toContain('*Step 80*');
+    expect(all).toMatch(/… \d+ steps not shown …/);
+    expect(all).toContain('maximum number of steps');
+  });
+
+  it('caps the calls shown for one step', () => {
+    const calls = Array.from({ length: 150 }, (_, i) => ({ toolCallId: `c${i}`, tool: 't', args: '{}' }));
+    const modal = traceModal({
+      runId: 'r',
+      status: 'running',
+      stopReason: null,
+      steps: [{ step: 1, calls }],
+    });
+    expect(modal.blocks.length).toBeLessThanOrEqual(100);
+    expect(texts(modal.blocks).join('\n')).toContain('… and 130 more calls in this step');
+  });
+});

@@ -1,0 +1,232 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { GatedCall } from '../../src/loop/types.js';
+import { approvalIdFor, type Store } from '../../src/store/index.js';
+import { type StoreFixture, storeFixture } from './redis-fixture.js';
+import { realisticState, slack, T0 } from './run-state-fixture.js';
+
+const RUN = 'run-appr';
+const HOUR = 3_600_000;
+const approvers = { users: ['U0MANAGER'], groups: ['S0SRE'] };
+
+const gated = (id: string, tool = 'run_action'): GatedCall => ({
+  toolCallId: id,
+  tool,
+  effect: 'write',
+  args: { action: 'restart_service', service: 'payments', env: 'staging', id },
+  argsHash: `${id}-hash`.padEnd(64, '0'),
+  preview: `restart payments (${id})`,
+  reason: 'error rate 27 %',
+  idempotent: false,
+});
+
+let fx: StoreFixture;
+let fence: number;
+beforeEach(async () => {
+  fx = storeFixture();
+  await fx.store.runs.createRun(realisticState(RUN), slack);
+  const lease = await fx.store.leases.acquire(RUN, 'worker-a', 30_000);
+  if (!lease.acquired) throw new Error('not acquired');
+  fence = lease.fence;
+});
+afterEach(async () => {
+  await fx.cleanup();
+});
+
+async function pause(store: Store = fx.store, calls = [gated('call_3')]) {
+  return store.approvals.createApprovals({
+    runId: RUN,
+    fence,
+    requester: 'U0ALICE',
+    now: T0,
+    approvals: calls.map((call) => ({ call, approvers, expiresAt: T0 + HOUR })),
+  });
+}
+
+describe('createApprovals', () => {
+  it('stores one pending record per gated call, listed for the run and in the pending index', async () => {
+    const records = await pause(fx.store, [gated('call_3'), gated('call_4', 'post_message')]);
+    expect(records.map((r) => r.approvalId)).toEqual([approvalIdFor(RUN, 'call_3'), approvalIdFor(RUN, 'call_4')]);
+    expect(records[0]).toEqual({
+      approvalId: approvalIdFor(RUN, 'call_3'),
+      runId: RUN,
+      toolCallId: 'call_3',
+      tool: 'run_action',
+      effect: 'write',
+      argsHash: gated('call_3').argsHash,
+      args: gated('call_3').args,
+      preview: 'restart payments (call_3)',
+      reason: 'error rate 27 %',
+      idempotent: false,
+      requester: 'U0ALICE',
+      approvers,
+      createdAt: T0,
+      expiresAt: T0 + HOUR,
+      status: 'pending',
+      decidedBy: null,
+      decidedAt: null,
+      decisionReason: null,
+      card: null,
+    });
+    expect(await fx.store.approvals.listForRun(RUN)).toHaveLength(2);
+    expect((await fx.store.approvals.listPending(T0)).map((r) => r.toolCallId).sort()).toEqual(['call_3', 'call_4']);
+  });
+
+  it('is idempotent: writing the same pause again keeps the decision already made', async () => {
+    const [record] = await pause();
+    await fx.store.approvals.decide({ approvalId: record!.approvalId, decision: 'approved', decidedBy: 'U0M', now: T0 });
+    const again = await pause();
+    expect(again[0]?.status).toBe('approved');
+    expect(await fx.store.approvals.listForRun(RUN)).toHaveLength(1);
+  });
+
+  it('refuses a caller without the lease', async () => {
+    await fx.store.leases.release(RUN, fence);
+    await expect(pause()).rejects.toMatchObject({ code: 'lease_lost' });
+    expect(await fx.store.approvals.listForRun(RUN)).toHaveLength(0);
+  });
+});
+
+describe('decideApproval', () => {
+  it('lets exactly one of 20 concurrent decisions win', async () => {
+    const [record] = await pause();
+    const stores = [fx.store, fx.connect(), fx.connect(), fx.connect(), fx.connect()];
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        (stores[i % stores.length] as Store).approvals.decide({
+          approvalId: record!.approvalId,
+          decision: i % 2 === 0 ? 'approved' : 'rejected',
+          decidedBy: `U${i}`,
+          now: T0 + 1000,
+        }),
+      ),
+    );
+    const winners = results.filter((r) => r.won);
+    expect(winners).toHaveLength(1);
+    expect(results.filter((r) => r.changed)).toHaveLength(1);
+    const final = await fx.store.approvals.get(record!.approvalId);
+    expect(final?.status).toBe(winners[0]?.record.status);
+    expect(final?.decidedBy).toBe(winners[0]?.record.decidedBy);
+    for (const r of results) expect(r.record.status).toBe(final?.status);
+    expect(await fx.store.audit.recent()).toHaveLength(1);
+  });
+
+  it('records who decided, why and when; writes the audit log; leaves the pending index', async () => {
+    const [record] = await pause();
+    const result = await fx.store.approvals.decide({
+      approvalId: record!.approvalId,
+      decision: 'rejected',
+      decidedBy: 'U0MANAGER',
+      reason: 'not during the freeze',
+      now: T0 + 60_000,
+      permalink: 'https://example.slack.com/archives/C0OPS/p1767000000000100',
+    });
+    expect(result).toMatchObject({ changed: true, won: true });
+    expect(result.record).toMatchObject({
+      status: 'rejected',
+      decidedBy: 'U0MANAGER',
+      decidedAt: T0 + 60_000,
+      decisionReason: 'not during the freeze',
+    });
+    expect(await fx.store.approvals.listPending(T0)).toEqual([]);
+    expect(await fx.store.ledger.get(record!.approvalId)).toBeNull();
+    const [audit] = await fx.store.audit.recent();
+    expect(audit?.entry).toEqual({
+      approvalId: record!.approvalId,
+      runId: RUN,
+      tool: 'run_action',
+      argsHash: gated('call_3').argsHash,
+      requester: 'U0ALICE',
+      decider: 'U0MANAGER',
+      decision: 'rejected',
+      reason: 'not during the freeze',
+      requestedAt: T0,
+      decidedAt: T0 + 60_000,
+      permalink: 'https://example.slack.com/archives/C0OPS/p1767000000000100',
+    });
+  });
+
+  it('expires an approval decided at or after its expiry instead of approving it', async () => {
+    const [record] = await pause();
+    const late = await fx.store.approvals.decide({
+      approvalId: record!.approvalId,
+      decision: 'approved',
+      decidedBy: 'U0MANAGER',
+      now: T0 + HOUR,
+    });
+    expect(late).toMatchObject({ changed: true, won: false });
+    expect(late.record.status).toBe('expired');
+    expect(await fx.store.ledger.get(record!.approvalId)).toBeNull();
+    // The expire job arriving afterwards changes nothing.
+    const job = await fx.store.approvals.decide({ approvalId: record!.approvalId, decision: 'expired', now: T0 + HOUR });
+    expect(job).toMatchObject({ changed: false, won: false });
+  });
+
+  it('opens the ledger entry when approved', async () => {
+    const [record] = await pause();
+    await fx.store.approvals.decide({ approvalId: record!.approvalId, decision: 'approved', decidedBy: 'U0M', now: T0 });
+    expect(await fx.store.ledger.get(record!.approvalId)).toMatchObject({
+      status: 'approved',
+      attempts: 0,
+      argsHash: gated('call_3').argsHash,
+    });
+  });
+
+  it('fails not_found for an unknown approval', async () => {
+    await expect(
+      fx.store.approvals.decide({ approvalId: approvalIdFor(RUN, 'nope'), decision: 'approved', now: T0 }),
+    ).rejects.toMatchObject({ code: 'not_found' });
+  });
+});
+
+describe('cancel, cards and listings', () => {
+  it('cancels pending approvals of a run and keeps decided ones', async () => {
+    const [a, b] = await pause(fx.store, [gated('call_3'), gated('call_4')]);
+    await fx.store.approvals.decide({ approvalId: a!.approvalId, decision: 'approved', decidedBy: 'U0M', now: T0 });
+    const cancelled = await fx.store.approvals.cancelPending(RUN, 'U0ALICE', 'run cancelled', T0 + 5);
+    expect(cancelled.map((r) => r.approvalId)).toEqual([b!.approvalId]);
+    expect((await fx.store.approvals.get(a!.approvalId))?.status).toBe('approved');
+    expect((await fx.store.approvals.get(b!.approvalId))?.status).toBe('cancelled');
+    expect(await fx.store.approvals.listPending(T0)).toEqual([]);
+  });
+
+  it('records the card coordinates', async () => {
+    const [record] = await pause();
+    expect(await fx.store.approvals.setCard(record!.approvalId, { channel: 'C0OPS', ts: '1767000002.0003' })).toBe(true);
+    expect((await fx.store.approvals.get(record!.approvalId))?.card).toEqual({ channel: 'C0OPS', ts: '1767000002.0003' });
+    expect(await fx.store.approvals.setCard(approvalIdFor(RUN, 'nope'), { channel: 'C', ts: '1' })).toBe(false);
+    expect(await fx.store.approvals.get(approvalIdFor(RUN, 'nope'))).toBeNull();
+  });
+
+  it('lists pending approvals by expiry and drops decided ones from the index', async () => {
+    await pause(fx.store, [gated('call_3')]);
+    const [later] = await fx.store.approvals.createApprovals({
+      runId: RUN,
+      fence,
+      requester: 'U0ALICE',
+      now: T0,
+      approvals: [{ call: gated('call_9'), approvers, expiresAt: T0 + 2 * HOUR }],
+    });
+    expect((await fx.store.approvals.listPending(T0)).map((r) => r.toolCallId)).toEqual(['call_3', 'call_9']);
+    expect((await fx.store.approvals.listPending(T0 + HOUR + 1)).map((r) => r.toolCallId)).toEqual(['call_9']);
+    // An index entry whose record changed behind its back (no zrem) is skipped and removed.
+    await fx.redis.hset(fx.store.context.keys.approval(later!.approvalId), 'status', 'rejected');
+    expect(await fx.store.approvals.listPending(T0)).toHaveLength(1);
+    expect(await fx.redis.zcard(fx.store.context.keys.pendingApprovals)).toBe(1);
+  });
+
+  it('lists recent runs of a channel and of a requester', async () => {
+    const other = { ...realisticState('run-2'), createdAt: T0 + 10, status: 'completed' as const, stopReason: 'completed' as const };
+    await fx.store.runs.createRun(other, slack);
+    const byChannel = await fx.store.index.recent({ channel: { teamId: 'T0TEAM', channelId: 'C0OPS' } });
+    expect(byChannel.map((r) => [r.runId, r.status, r.stopReason])).toEqual([
+      ['run-2', 'completed', 'completed'],
+      [RUN, 'awaiting_approval', null],
+    ]);
+    const byUser = await fx.store.index.recent({ user: { teamId: 'T0TEAM', userId: 'U0ALICE' } }, 1);
+    expect(byUser.map((r) => r.runId)).toEqual(['run-2']);
+    await fx.redis.del(fx.store.context.keys.run('run-2').header);
+    expect((await fx.store.index.recent({ user: { teamId: 'T0TEAM', userId: 'U0ALICE' } })).map((r) => r.runId)).toEqual([
+      RUN,
+    ]);
+  });
+});
