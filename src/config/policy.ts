@@ -26,12 +26,19 @@ const price = z.strictObject({
 });
 
 /** The design's short form `prices: { input_per_mtok, output_per_mtok }` is the price of `model.name`. */
-function expandShortPrices(model: unknown): unknown {
-  if (model === null || typeof model !== 'object' || !('prices' in model) || !('name' in model)) return model;
-  const { prices, name } = model as { prices: unknown; name: unknown };
-  if (typeof name !== 'string' || prices === null || typeof prices !== 'object') return model;
+function expandShortPrices(model: unknown, ctx: z.core.$RefinementCtx): unknown {
+  if (model === null || typeof model !== 'object' || !('prices' in model)) return model;
+  const { prices, name } = model as { prices: unknown; name?: unknown };
+  if (prices === null || typeof prices !== 'object') return model;
   if (!('input_per_mtok' in prices) && !('output_per_mtok' in prices)) return model;
-  return { ...model, prices: { [name]: prices } };
+  if (typeof name === 'string' && name !== '') return { ...model, prices: { [name]: prices } };
+  ctx.addIssue({
+    code: 'custom',
+    path: ['name'],
+    message:
+      'required when prices is one { input_per_mtok, output_per_mtok } (it is the price of this model)',
+  });
+  return { ...model, prices: {} };
 }
 
 const modelSection = z.preprocess(
@@ -144,8 +151,6 @@ export type Policy = ParsedPolicy & {
   /** Where it came from (the file path), for messages. */
   source: string;
 };
-
-export type ToolKey = (typeof TOOL_KEYS)[number];
 
 const GATED: ReadonlyArray<{
   key: 'http_request' | 'run_action' | 'post_message' | 'page_oncall';

@@ -99,16 +99,16 @@ export class RunStore {
     const keys = this.ctx.keys.run(runId);
     const reply = await this.ctx.script('loadRun', [keys.header, keys.messages, keys.evidence], []);
     if (reply === -1) return null;
-    const [pairs, messageList, evidenceList] = replyArray('loadRun', reply, { runId });
-    if (!Array.isArray(pairs) || !Array.isArray(messageList) || !Array.isArray(evidenceList)) {
+    const [pairs, messagesJson, evidenceJson] = replyArray('loadRun', reply, { runId });
+    if (!Array.isArray(pairs) || typeof messagesJson !== 'string' || typeof evidenceJson !== 'string') {
       throw badReply('loadRun', reply, { runId });
     }
     const h = hashFromPairs(pairs);
     if (h.v !== String(RUN_STATE_VERSION)) throw new RunStateVersionError(h.v);
     return decode(`run ${runId}`, { runId }, () => {
       const header: RunHeaderState = runHeaderStateSchema.parse(JSON.parse(h.state ?? ''));
-      const messages = z.array(messageSchema).parse(parseJsonList(messageList));
-      const evidence = z.array(evidenceSchema).parse(parseJsonList(evidenceList));
+      const messages = z.array(messageSchema).parse(JSON.parse(messagesJson));
+      const evidence = z.array(evidenceSchema).parse(JSON.parse(evidenceJson));
       const persisted = { messages: count.parse(h.messages), evidence: count.parse(h.evidence) };
       if (persisted.messages !== messages.length || persisted.evidence !== evidence.length) {
         throw new StoreError('corrupt_record', `run ${runId}: stored counts differ from its lists`, { runId });

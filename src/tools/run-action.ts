@@ -12,9 +12,14 @@ import { decodeBody, formatBody } from './net/body-format.js';
 import { exchange } from './net/http-client.js';
 import { timeLimit } from './net/time-limit.js';
 import { clip, codeBlock, inlineCode } from './preview-format.js';
-import { describeActions, type RunActionArgs, runActionParameters } from './run-action/action-params.js';
+import {
+  describeActions,
+  optionLikeParam,
+  type RunActionArgs,
+  runActionParameters,
+} from './run-action/action-params.js';
 import type { ActionSettings, RunActionSettings } from './run-action/action-settings.js';
-import { fill, fillJson, fillUrl, type ParamValue, wholePlaceholder } from './run-action/placeholders.js';
+import { fill, fillJson, fillUrl, type ParamValue } from './run-action/placeholders.js';
 import { runCommand } from './run-action/run-command.js';
 import { type Env, readSecret } from './settings.js';
 
@@ -24,25 +29,22 @@ type Planned =
   | { kind: 'http'; method: string; url: string; body: unknown; secretHeaders: string[] };
 
 /**
- * Fills the command template. A string parameter filling a whole argument may not start with `-`, so a
- * value can never turn into an option of the program.
+ * Fills the command template. The parameters were validated already; the option check is repeated here
+ * because this is where a value becomes an argument.
  */
 function planCommand(
   command: readonly string[],
   action: ActionSettings,
   params: Record<string, ParamValue>,
 ): string[] {
-  return command.map((arg) => {
-    const whole = wholePlaceholder(arg);
-    const value = whole === undefined ? undefined : params[whole];
-    if (whole !== undefined && action.params[whole]?.type === 'string' && String(value).startsWith('-')) {
-      throw new ToolError(
-        'argument_refused',
-        `parameter ${whole} may not start with "-" (it would read as an option)`,
-      );
-    }
-    return fill(arg, params);
-  });
+  const optionLike = optionLikeParam(action, params);
+  if (optionLike !== undefined) {
+    throw new ToolError(
+      'argument_refused',
+      `parameter ${optionLike} may not start with "-" (it would read as an option)`,
+    );
+  }
+  return command.map((arg) => fill(arg, params));
 }
 
 function plan(action: ActionSettings, params: Record<string, ParamValue>): Planned {

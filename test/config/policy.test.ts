@@ -116,11 +116,18 @@ tools:
     ]);
   });
 
-  it('accepts the short price form for the configured model', () => {
+  it('accepts the short price form for the configured model, which then needs a name', () => {
     const policy = parsePolicy('model: { name: m1, prices: { input_per_mtok: 1, output_per_mtok: 2 } }\n', {
       env: {},
     });
     expect(policy.model.prices).toEqual({ m1: { input_per_mtok: 1, output_per_mtok: 2 } });
+    expect(problems('model: { prices: { input_per_mtok: 1, output_per_mtok: 2 } }\n')).toEqual([
+      'model.name: required when prices is one { input_per_mtok, output_per_mtok } (it is the price of this model)',
+    ]);
+  });
+
+  it('enables a tool without settings by its key alone', () => {
+    expect(parsePolicy('tools:\n  current_time:\n', { env: {} }).tools).toEqual({ current_time: {} });
   });
 
   it('resolves relative paths against the base directory', () => {

@@ -171,6 +171,18 @@ describe('decideApproval', () => {
     });
   });
 
+  it('recognises a resent decision (same nonce, reply lost) as the one that won', async () => {
+    const [record] = await pause();
+    const keys = [fx.store.context.keys.approval(record!.approvalId), fx.store.context.keys.ledger(record!.approvalId)];
+    const args = ['approved', 'U0M', '', T0, 'nonce-1'];
+    const first = (await fx.store.context.script('decideApproval', keys, args)) as unknown[];
+    const resent = (await fx.store.context.script('decideApproval', keys, args)) as unknown[];
+    expect(first.slice(0, 2)).toEqual([1, 1]);
+    expect(resent.slice(0, 2)).toEqual([1, 1]);
+    const other = (await fx.store.context.script('decideApproval', keys, ['rejected', 'U0X', '', T0, 'nonce-2'])) as unknown[];
+    expect(other.slice(0, 2)).toEqual([0, 0]);
+  });
+
   it('fails not_found for an unknown approval', async () => {
     await expect(
       fx.store.approvals.decide({ approvalId: approvalIdFor(RUN, 'nope'), decision: 'approved', now: T0 }),

@@ -68,6 +68,15 @@ describe('run lease', () => {
     expect(results.filter((r) => r.acquired)).toHaveLength(1);
   });
 
+  it('gives a resent acquire (same nonce, reply lost) the token it already issued', async () => {
+    const keys = fx.store.context.keys.run('run-lease');
+    const args = ['worker-a', 30_000, 'nonce-1'];
+    const first = (await fx.store.context.script('acquireLease', [keys.header, keys.lease], args)) as unknown[];
+    const resent = (await fx.store.context.script('acquireLease', [keys.header, keys.lease], args)) as unknown[];
+    expect(first[0]).toBe(1);
+    expect(resent[0]).toBe(1);
+  });
+
   it('fails not_found for a run that does not exist', async () => {
     await expect(fx.store.leases.acquire('ghost', 'worker-a', 1000)).rejects.toMatchObject({ code: 'not_found' });
   });

@@ -16,7 +16,9 @@ export interface StoreFixture {
 
 export function storeFixture(options: StoreOptions = {}): StoreFixture {
   const prefix = `lgtest-${randomBytes(6).toString('hex')}`;
-  const redis = new Redis(REDIS_URL, { lazyConnect: false });
+  const redis = new Redis(REDIS_URL, { connectionName: prefix });
+  // Tests kill connections on purpose: ioredis reconnects, the error event only needs a listener.
+  redis.on('error', () => {});
   const extra: Redis[] = [];
   return {
     redis,
@@ -41,6 +43,15 @@ export async function deleteKeys(redis: Redis, pattern: string): Promise<void> {
     cursor = next;
     if (keys.length > 0) await redis.del(...keys);
   } while (cursor !== '0');
+}
+
+/** Kills (CLIENT KILL) every connection named `name`; returns how many were killed. */
+export async function killConnections(killer: Redis, name: string): Promise<number> {
+  const list = String(await killer.client('LIST'));
+  const ids = [...list.matchAll(/^id=(\d+) .*\bname=(\S*)/gm)].filter((m) => m[2] === name).map((m) => m[1]);
+  let killed = 0;
+  for (const id of ids) killed += Number(await killer.client('KILL', 'ID', String(id)));
+  return killed;
 }
 
 /** Every key of the fixture's prefix. */

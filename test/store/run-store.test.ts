@@ -1,8 +1,9 @@
+import type { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RunStateVersionError } from '../../src/loop/errors.js';
 import type { RunState } from '../../src/loop/types.js';
 import { StoreError } from '../../src/store/index.js';
-import { type StoreFixture, storeFixture } from './redis-fixture.js';
+import { killConnections, type StoreFixture, storeFixture } from './redis-fixture.js';
 import { advance, newState, realisticState, slack, T0 } from './run-state-fixture.js';
 
 let fx: StoreFixture;
@@ -221,5 +222,35 @@ describe('trace', () => {
     } finally {
       await local.cleanup();
     }
+  });
+});
+
+describe('connection loss', () => {
+  it('finishes a run whose store connection is killed repeatedly mid-run (CLIENT KILL)', async () => {
+    const runId = 'run-killed';
+    let state = newState(runId);
+    let { fence, persisted } = await started(state);
+    const killer = fx.connect().context.redis as Redis;
+    let kills = 0;
+    const timer = setInterval(() => {
+      killConnections(killer, fx.prefix)
+        .then((n) => {
+          kills += n;
+        })
+        .catch(() => {});
+    }, 15);
+    try {
+      for (let step = 0; step < 300; step++) {
+        state = advance(state, 1);
+        persisted = (await fx.store.runs.saveStep({ runId, fence, state, persisted })).persisted;
+      }
+    } finally {
+      clearInterval(timer);
+    }
+    expect(kills).toBeGreaterThan(2);
+    const loaded = await fx.store.runs.loadRun(runId);
+    expect(loaded?.state).toStrictEqual(state);
+    fence = loaded?.fence ?? -1;
+    expect(fence).toBe(1);
   });
 });

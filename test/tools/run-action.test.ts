@@ -178,12 +178,10 @@ describe('run_action: commands', () => {
     expect(JSON.parse(out.stdout)).toEqual([msg, `prefix-${msg}`, '--loud=false']);
   });
 
-  it('refuses a string value that would read as an option', async () => {
-    await expect(
-      run(tool(), { action: 'echo', params: { msg: '--output /etc/passwd', loud: true } }),
-    ).rejects.toMatchObject({
-      code: 'argument_refused',
-    });
+  it('refuses a string value that would read as an option, before approval and at execution', async () => {
+    const args = { action: 'echo', params: { msg: '--output /etc/passwd', loud: true } };
+    expect(() => parseArgs(tool(), args)).toThrow(/would read as an option/);
+    await expect(tool().execute(args, toolContext())).rejects.toMatchObject({ code: 'argument_refused' });
   });
 
   it('previews the exact command', async () => {

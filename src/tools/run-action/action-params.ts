@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { ActionSettings, ParamSpec } from './action-settings.js';
-import type { ParamValue } from './placeholders.js';
+import { type ParamValue, wholePlaceholder } from './placeholders.js';
 
 function paramSchema(spec: ParamSpec): z.ZodType<ParamValue> {
   switch (spec.type) {
@@ -28,10 +28,38 @@ function paramSchema(spec: ParamSpec): z.ZodType<ParamValue> {
   }
 }
 
+/**
+ * The string parameter whose value would start a whole command argument with `-`, if any: such a value
+ * could turn into an option of the program (`--output=/etc/passwd`), so it is refused.
+ */
+export function optionLikeParam(
+  action: ActionSettings,
+  params: Readonly<Record<string, ParamValue>>,
+): string | undefined {
+  for (const arg of action.command ?? []) {
+    const name = wholePlaceholder(arg);
+    const value = name === undefined ? undefined : params[name];
+    if (name !== undefined && action.params[name]?.type === 'string' && String(value).startsWith('-'))
+      return name;
+  }
+  return undefined;
+}
+
 export function paramsSchema(action: ActionSettings) {
-  return z.strictObject(
-    Object.fromEntries(Object.entries(action.params).map(([name, spec]) => [name, paramSchema(spec)])),
-  );
+  return z
+    .strictObject(
+      Object.fromEntries(Object.entries(action.params).map(([name, spec]) => [name, paramSchema(spec)])),
+    )
+    .superRefine((params, ctx) => {
+      const name = optionLikeParam(action, params as Record<string, ParamValue>);
+      if (name !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [name],
+          message: 'may not start with "-" (it would read as an option)',
+        });
+      }
+    });
 }
 
 /** `payments|search`, `integer 1..10`, `string matching ^[a-z]+$`, `true|false`. */

@@ -1,0 +1,102 @@
+import { UnrecoverableError } from 'bullmq';
+import { z } from 'zod';
+import { isApprovalId, isRunId, runIdOf } from '../store/ids.js';
+import { JOB_NAMES, type JobName } from './names.js';
+
+/** Job payloads carry `v` so a worker of another version refuses what it cannot read. */
+export const JOB_DATA_VERSION = 1 as const;
+
+const runId = z.string().refine(isRunId, 'a run id ([A-Za-z0-9_-], not all digits)');
+const approvalId = z.string().refine(isApprovalId, 'an approval id (<runId>.<hex>)');
+const slackId = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'a Slack id');
+const slackTs = z.string().regex(/^\d+\.\d+$/, 'a Slack ts such as 1767000000.000100');
+
+/** A person asked for a run: an app mention, a DM, or a reply in a thread where the bot works. */
+export const startJobSchema = z.strictObject({
+  v: z.literal(JOB_DATA_VERSION),
+  /** Slack's envelope `event_id`: the job id, so Slack's retries never start a second run. */
+  eventId: z.string().min(1),
+  teamId: slackId,
+  channelId: slackId,
+  /** The thread to answer in (the message's own ts when it starts a thread). */
+  threadTs: slackTs,
+  messageTs: slackTs,
+  userId: slackId,
+  text: z.string(),
+  kind: z.enum(['mention', 'dm', 'thread_reply']),
+  /** When the bot received the event (ms since the epoch). */
+  receivedAt: z.number().int().nonnegative(),
+});
+
+const belongsToRun = (data: { runId: string; approvalId: string }) => runIdOf(data.approvalId) === data.runId;
+
+/** An approval was decided: continue the run. */
+export const resumeJobSchema = z
+  .strictObject({ v: z.literal(JOB_DATA_VERSION), runId, approvalId })
+  .refine(belongsToRun, 'approvalId must belong to runId');
+
+/** Someone asked to cancel the run. */
+export const cancelJobSchema = z.strictObject({
+  v: z.literal(JOB_DATA_VERSION),
+  runId,
+  /** Slack user id of who cancelled. */
+  by: slackId,
+});
+
+/** An approval's expiry time came (a delayed job: the durable timer). */
+export const expireJobSchema = z
+  .strictObject({ v: z.literal(JOB_DATA_VERSION), runId, approvalId })
+  .refine(belongsToRun, 'approvalId must belong to runId');
+
+export const jobSchemas = {
+  start: startJobSchema,
+  resume: resumeJobSchema,
+  cancel: cancelJobSchema,
+  expire: expireJobSchema,
+} as const;
+
+export type StartJobData = z.infer<typeof startJobSchema>;
+export type ResumeJobData = z.infer<typeof resumeJobSchema>;
+export type CancelJobData = z.infer<typeof cancelJobSchema>;
+export type ExpireJobData = z.infer<typeof expireJobSchema>;
+export type JobData<N extends JobName> = z.infer<(typeof jobSchemas)[N]>;
+
+/** A job of the runs queue, discriminated by name. */
+export type RunJob =
+  | { name: 'start'; data: StartJobData }
+  | { name: 'resume'; data: ResumeJobData }
+  | { name: 'cancel'; data: CancelJobData }
+  | { name: 'expire'; data: ExpireJobData };
+
+export const isJobName = (name: string): name is JobName => (JOB_NAMES as readonly string[]).includes(name);
+
+/**
+ * Validates a job taken from the queue. Bad data can never succeed, so it throws BullMQ's
+ * `UnrecoverableError` (the job fails at once, without retries) with a message naming the problem.
+ */
+export function parseJobData(name: string, data: unknown): RunJob {
+  if (!isJobName(name)) {
+    throw new UnrecoverableError(`unknown job name ${JSON.stringify(name)} (expected ${JOB_NAMES.join(', ')})`);
+  }
+  if (typeof data === 'object' && data !== null && 'v' in data && data.v !== JOB_DATA_VERSION) {
+    throw new UnrecoverableError(
+      `${name} job data has version ${JSON.stringify(data.v)}; this worker reads version ${JOB_DATA_VERSION}`,
+    );
+  }
+  switch (name) {
+    case 'start':
+      return { name, data: check(name, startJobSchema, data) };
+    case 'resume':
+      return { name, data: check(name, resumeJobSchema, data) };
+    case 'cancel':
+      return { name, data: check(name, cancelJobSchema, data) };
+    case 'expire':
+      return { name, data: check(name, expireJobSchema, data) };
+  }
+}
+
+function check<T>(name: JobName, schema: z.ZodType<T>, data: unknown): T {
+  const parsed = schema.safeParse(data);
+  if (!parsed.success) throw new UnrecoverableError(`bad ${name} job data: ${z.prettifyError(parsed.error)}`);
+  return parsed.data;
+}

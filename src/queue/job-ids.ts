@@ -1,0 +1,34 @@
+import type { RunJob } from './job-data.js';
+
+/**
+ * Job ids make duplicates harmless: BullMQ ignores an add whose id exists (in any state, until the job
+ * is removed). Ids are `<kind>-<key>`: never all digits (BullMQ reserves those) and never containing
+ * ':' (BullMQ refuses it). The key is percent-encoded (`encodeURIComponent`), which removes ':' and
+ * every other character outside `A-Za-z0-9-_.!~*'()` and keeps distinct keys distinct.
+ */
+const encode = (key: string): string => {
+  if (key.length === 0) throw new TypeError('a job id key must not be empty');
+  return encodeURIComponent(key);
+};
+
+/** One run per Slack event, whatever Slack retries. */
+export const startJobId = (eventId: string): string => `start-${encode(eventId)}`;
+/** One resume per decided approval, whatever clicks or deliveries repeat. */
+export const resumeJobId = (approvalId: string): string => `resume-${encode(approvalId)}`;
+/** One pending cancel per run. */
+export const cancelJobId = (runId: string): string => `cancel-${encode(runId)}`;
+/** One expiry timer per approval. */
+export const expireJobId = (approvalId: string): string => `expire-${encode(approvalId)}`;
+
+export function jobIdFor(job: RunJob): string {
+  switch (job.name) {
+    case 'start':
+      return startJobId(job.data.eventId);
+    case 'resume':
+      return resumeJobId(job.data.approvalId);
+    case 'cancel':
+      return cancelJobId(job.data.runId);
+    case 'expire':
+      return expireJobId(job.data.approvalId);
+  }
+}
