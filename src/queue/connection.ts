@@ -23,10 +23,17 @@ const ROLE_OPTIONS: Record<ConnectionRole, RedisOptions> = {
   store: { maxRetriesPerRequest: 20, enableOfflineQueue: true, autoResendUnfulfilledCommands: true },
 };
 
-export type ConnectionOverrides = Omit<RedisOptions, 'keyPrefix' | 'maxRetriesPerRequest' | 'enableOfflineQueue'>;
+export type ConnectionOverrides = Omit<
+  RedisOptions,
+  'keyPrefix' | 'maxRetriesPerRequest' | 'enableOfflineQueue'
+>;
 
 /** A new ioredis connection for `role`, named `loopgate-<role>` (visible in CLIENT LIST). */
-export function createRedisConnection(url: string, role: ConnectionRole, overrides: ConnectionOverrides = {}): Redis {
+export function createRedisConnection(
+  url: string,
+  role: ConnectionRole,
+  overrides: ConnectionOverrides = {},
+): Redis {
   if ('keyPrefix' in overrides) throw new TypeError('loopgate connections must not set keyPrefix');
   return new Redis(url, { connectionName: `loopgate-${role}`, ...overrides, ...ROLE_OPTIONS[role] });
 }

@@ -76,7 +76,9 @@ export const isJobName = (name: string): name is JobName => (JOB_NAMES as readon
  */
 export function parseJobData(name: string, data: unknown): RunJob {
   if (!isJobName(name)) {
-    throw new UnrecoverableError(`unknown job name ${JSON.stringify(name)} (expected ${JOB_NAMES.join(', ')})`);
+    throw new UnrecoverableError(
+      `unknown job name ${JSON.stringify(name)} (expected ${JOB_NAMES.join(', ')})`,
+    );
   }
   if (typeof data === 'object' && data !== null && 'v' in data && data.v !== JOB_DATA_VERSION) {
     throw new UnrecoverableError(

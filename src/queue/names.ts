@@ -17,7 +17,9 @@ const HASH_TAG = /\{[^{}]+\}/;
 /** Checks a configured BullMQ prefix: it must carry a non-empty hash tag (`{...}`) for Redis Cluster. */
 export function queuePrefix(prefix: string = DEFAULT_QUEUE_PREFIX): string {
   if (!HASH_TAG.test(prefix) || prefix.includes(':')) {
-    throw new TypeError(`queue prefix ${JSON.stringify(prefix)} needs a hash tag such as {loopgate} and no ':'`);
+    throw new TypeError(
+      `queue prefix ${JSON.stringify(prefix)} needs a hash tag such as {loopgate} and no ':'`,
+    );
   }
   return prefix;
 }

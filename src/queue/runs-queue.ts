@@ -20,7 +20,11 @@ export function createRunsQueue(connection: Redis, prefix?: string): RunsQueue {
  * Validates and adds a job with its deduplicating id. Adding a job whose id exists is a no-op: BullMQ
  * keeps the stored job. `delayMs` (expire jobs only) is the time until the approval expires.
  */
-export async function addRunJob(queue: RunsQueue, job: RunJob, delayMs = 0): Promise<Job<JobData<JobName>, unknown, JobName>> {
+export async function addRunJob(
+  queue: RunsQueue,
+  job: RunJob,
+  delayMs = 0,
+): Promise<Job<JobData<JobName>, unknown, JobName>> {
   const data = jobSchemas[job.name].parse(job.data);
   return queue.add(job.name, data, jobOptions(job.name, jobIdFor(job), Math.max(0, delayMs)));
 }

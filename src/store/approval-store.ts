@@ -102,7 +102,10 @@ export class ApprovalStore {
     const stored = await this.getMany(records.map((r) => r.approvalId));
     const pending = stored.filter((r) => r.status === 'pending');
     if (pending.length > 0) {
-      await this.ctx.redis.zadd(this.ctx.keys.pendingApprovals, ...pending.flatMap((r) => [r.expiresAt, r.approvalId]));
+      await this.ctx.redis.zadd(
+        this.ctx.keys.pendingApprovals,
+        ...pending.flatMap((r) => [r.expiresAt, r.approvalId]),
+      );
     }
     return stored;
   }
@@ -120,7 +123,9 @@ export class ApprovalStore {
       [decision, input.decidedBy ?? '', input.reason ?? '', input.now, randomUUID()],
     );
     const [changed, won, ...pairs] = replyArray('decideApproval', reply, { approvalId });
-    const record = decode(`approval ${approvalId}`, { approvalId }, () => approvalFromHash(hashFromPairs(pairs)));
+    const record = decode(`approval ${approvalId}`, { approvalId }, () =>
+      approvalFromHash(hashFromPairs(pairs)),
+    );
     if (changed === 1) {
       await this.ctx.redis.zrem(this.ctx.keys.pendingApprovals, approvalId);
       await this.audit.appendDecision(record, input.permalink);
@@ -196,7 +201,11 @@ export class ApprovalStore {
       const id = ids[i] as string;
       if (error) throw error;
       if (hash && typeof hash === 'object' && Object.keys(hash).length > 0) {
-        records.push(decode(`approval ${id}`, { approvalId: id }, () => approvalFromHash(hash as Record<string, string>)));
+        records.push(
+          decode(`approval ${id}`, { approvalId: id }, () =>
+            approvalFromHash(hash as Record<string, string>),
+          ),
+        );
       }
     });
     return records;

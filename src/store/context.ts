@@ -44,9 +44,16 @@ export interface StoreContext {
 
 export function createStoreContext(redis: RedisClient, options: StoreOptions = {}): StoreContext {
   const merged = { ...DEFAULT_STORE_OPTIONS, ...options };
-  for (const name of ['retentionMs', 'maxRunLifetimeMs', 'traceMaxLength', 'auditMaxLength', 'indexMaxRuns'] as const) {
+  for (const name of [
+    'retentionMs',
+    'maxRunLifetimeMs',
+    'traceMaxLength',
+    'auditMaxLength',
+    'indexMaxRuns',
+  ] as const) {
     const value = merged[name];
-    if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`store option ${name} must be an integer >= 0`);
+    if (!Number.isSafeInteger(value) || value < 0)
+      throw new RangeError(`store option ${name} must be an integer >= 0`);
   }
   if (merged.retentionMs === 0 || merged.traceMaxLength === 0) {
     throw new RangeError('store options retentionMs and traceMaxLength must be > 0');

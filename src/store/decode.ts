@@ -34,11 +34,35 @@ export function replyCount(script: ScriptName, reply: unknown, context: Record<s
 }
 
 export function badReply(script: ScriptName, reply: unknown, context: Record<string, unknown>): StoreError {
-  return new StoreError('corrupt_record', `${script} returned an unexpected reply: ${JSON.stringify(reply)}`, {
-    script,
-    ...context,
-  });
+  return new StoreError(
+    'corrupt_record',
+    `${script} returned an unexpected reply: ${JSON.stringify(reply)}`,
+    {
+      script,
+      ...context,
+    },
+  );
 }
 
 /** A JSON array assembled from list elements that are each one JSON value (one parse, not n). */
 export const parseJsonList = (elements: readonly unknown[]): unknown => JSON.parse(`[${elements.join(',')}]`);
+
+const COMMA = 0x2c;
+
+/**
+ * Like parseJsonList for raw list elements: joined as bytes and decoded once, which is several times
+ * faster than letting the client decode every element into a string.
+ */
+export function parseJsonBuffers(elements: readonly Buffer[]): unknown {
+  let size = 2 + Math.max(0, elements.length - 1);
+  for (const e of elements) size += e.length;
+  const out = Buffer.allocUnsafe(size);
+  out[0] = 0x5b; // [
+  let at = 1;
+  elements.forEach((e, i) => {
+    if (i > 0) out[at++] = COMMA;
+    at += e.copy(out, at);
+  });
+  out[at] = 0x5d; // ]
+  return JSON.parse(out.toString('utf8'));
+}

@@ -1,7 +1,7 @@
 import type { Checkpoint, Clock, ExecutionLedger, GatedCall, RunState, ToolResult } from '../loop/types.js';
 import { StoreError } from './errors.js';
 import { approvalIdFor } from './ids.js';
-import type { LedgerStore } from './ledger-store.js';
+import type { LedgerChange, LedgerStore } from './ledger-store.js';
 import type { PersistedCounts, RunStore } from './run-store.js';
 
 /**
@@ -23,7 +23,12 @@ export class RunCheckpointer {
   }
 
   readonly checkpoint: Checkpoint = async (state: RunState) => {
-    const saved = await this.runs.saveStep({ runId: this.runId, fence: this.fence, state, persisted: this.counts });
+    const saved = await this.runs.saveStep({
+      runId: this.runId,
+      fence: this.fence,
+      state,
+      persisted: this.counts,
+    });
     this.counts = saved.persisted;
     this.cancel ||= saved.cancelRequested;
   };
@@ -54,12 +59,13 @@ const failed = (code: string, message: string): ToolResult => ({ ok: false, erro
  * `outcome_unknown` and is reported, not run again, unless the tool is idempotent. A lost lease throws.
  */
 export function storeExecutionLedger(ledger: LedgerStore, options: LedgerPortOptions): ExecutionLedger {
-  const approvalIdOf = options.approvalIdOf ?? ((call: GatedCall) => approvalIdFor(options.runId, call.toolCallId));
+  const approvalIdOf =
+    options.approvalIdOf ?? ((call: GatedCall) => approvalIdFor(options.runId, call.toolCallId));
   const { fence, clock } = options;
   return {
     async begin(call) {
       const approvalId = approvalIdOf(call);
-      let began: Awaited<ReturnType<LedgerStore['begin']>>;
+      let began: LedgerChange;
       try {
         began = await ledger.begin({
           approvalId,
@@ -70,7 +76,10 @@ export function storeExecutionLedger(ledger: LedgerStore, options: LedgerPortOpt
         });
       } catch (error) {
         if (error instanceof StoreError && error.code === 'not_approved') {
-          return { proceed: false, result: failed('approval_mismatch', 'no approval is recorded for this call') };
+          return {
+            proceed: false,
+            result: failed('approval_mismatch', 'no approval is recorded for this call'),
+          };
         }
         if (error instanceof StoreError && error.code === 'args_mismatch') {
           return {

@@ -1,6 +1,6 @@
 export * from './approval-store.js';
 export * from './audit-log.js';
-export { type StoreOptions, DEFAULT_STORE_OPTIONS } from './context.js';
+export { DEFAULT_STORE_OPTIONS, type StoreOptions } from './context.js';
 export * from './engine-ports.js';
 export * from './errors.js';
 export * from './ids.js';

@@ -69,7 +69,8 @@ export function keyScheme(prefix: string): KeyScheme {
     };
   };
   const approvalBase = (approvalId: string): string => {
-    if (!isApprovalId(approvalId)) throw new TypeError(`not a valid approval id: ${JSON.stringify(approvalId)}`);
+    if (!isApprovalId(approvalId))
+      throw new TypeError(`not a valid approval id: ${JSON.stringify(approvalId)}`);
     return run(runIdOf(approvalId)).base;
   };
   return {
@@ -86,6 +87,7 @@ export function keyScheme(prefix: string): KeyScheme {
 
 /** Slack ids are alphanumeric; refuse anything that could alter a key's hash tag or shape. */
 function safePart(value: string): string {
-  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(value)) throw new TypeError(`not a valid Slack id: ${JSON.stringify(value)}`);
+  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(value))
+    throw new TypeError(`not a valid Slack id: ${JSON.stringify(value)}`);
   return value;
 }

@@ -21,9 +21,14 @@ export class LeaseStore {
    */
   async acquire(runId: string, holder: string, ttlMs: number): Promise<LeaseResult> {
     const keys = this.ctx.keys.run(runId);
-    const reply = await this.ctx.script('acquireLease', [keys.header, keys.lease], [holder, ttlMs, randomUUID()]);
+    const reply = await this.ctx.script(
+      'acquireLease',
+      [keys.header, keys.lease],
+      [holder, ttlMs, randomUUID()],
+    );
     const [token, current, remaining] = replyArray('acquireLease', reply, { runId, holder });
-    if (typeof token !== 'number' || typeof remaining !== 'number') throw badReply('acquireLease', reply, { runId });
+    if (typeof token !== 'number' || typeof remaining !== 'number')
+      throw badReply('acquireLease', reply, { runId });
     if (token === -4) return { acquired: false, holder: String(current), remainingMs: remaining };
     return { acquired: true, fence: replyCount('acquireLease', token, { runId }), ttlMs: remaining };
   }

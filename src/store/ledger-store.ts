@@ -53,7 +53,11 @@ export class LedgerStore {
       [this.ctx.keys.ledger(approvalId), this.ctx.keys.run(runIdOf(approvalId)).lease],
       [fence, input.now, randomUUID(), input.retryUnknown ? '1' : '0', input.argsHash],
     );
-    return this.change('beginExecution', approvalId, replyArray('beginExecution', reply, { approvalId, fence }));
+    return this.change(
+      'beginExecution',
+      approvalId,
+      replyArray('beginExecution', reply, { approvalId, fence }),
+    );
   }
 
   /** `executing -> succeeded | failed` with the result; `changed: false` when it was not executing. */
@@ -84,7 +88,11 @@ export class LedgerStore {
       [this.ctx.keys.ledger(approvalId), this.ctx.keys.run(runIdOf(approvalId)).lease],
       [fence, outcome, resultJson, now, randomUUID()],
     );
-    return this.change('finishExecution', approvalId, replyArray('finishExecution', reply, { approvalId, fence }));
+    return this.change(
+      'finishExecution',
+      approvalId,
+      replyArray('finishExecution', reply, { approvalId, fence }),
+    );
   }
 
   private change(script: string, approvalId: string, reply: unknown[]): LedgerChange {

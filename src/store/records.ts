@@ -89,29 +89,33 @@ export function hashFromPairs(pairs: readonly unknown[]): Record<string, string>
   return hash;
 }
 
-const orNull = (value: string | undefined): string | null => (value === undefined || value === '' ? null : value);
-const numberOrNull = (value: string | undefined): number | null => (orNull(value) === null ? null : Number(value));
-const jsonOrNull = (value: string | undefined): unknown => (orNull(value) === null ? null : JSON.parse(value ?? ''));
+const orNull = (value: string | undefined): string | null =>
+  value === undefined || value === '' ? null : value;
+const numberOrNull = (value: string | undefined): number | null =>
+  orNull(value) === null ? null : Number(value);
+const jsonOrNull = (value: string | undefined): unknown =>
+  orNull(value) === null ? null : JSON.parse(value ?? '');
 
-/** The hash fields of a new approval record (status pending, nothing decided yet). */
+/** The hash fields of a new approval record (status pending, nothing decided yet), as field/value pairs. */
 export function approvalToHash(record: ApprovalRecord): string[] {
-  return [
-    'approvalId', record.approvalId,
-    'runId', record.runId,
-    'toolCallId', record.toolCallId,
-    'tool', record.tool,
-    'effect', record.effect,
-    'argsHash', record.argsHash,
-    'args', JSON.stringify(record.args ?? null),
-    'preview', record.preview ?? '',
-    'reason', record.reason ?? '',
-    'idempotent', record.idempotent ? '1' : '0',
-    'requester', record.requester,
-    'approvers', JSON.stringify(record.approvers),
-    'createdAt', String(record.createdAt),
-    'expiresAt', String(record.expiresAt),
-    'status', record.status,
-  ];
+  const fields: Record<string, string> = {
+    approvalId: record.approvalId,
+    runId: record.runId,
+    toolCallId: record.toolCallId,
+    tool: record.tool,
+    effect: record.effect,
+    argsHash: record.argsHash,
+    args: JSON.stringify(record.args ?? null),
+    preview: record.preview ?? '',
+    reason: record.reason ?? '',
+    idempotent: record.idempotent ? '1' : '0',
+    requester: record.requester,
+    approvers: JSON.stringify(record.approvers),
+    createdAt: String(record.createdAt),
+    expiresAt: String(record.expiresAt),
+    status: record.status,
+  };
+  return Object.entries(fields).flat();
 }
 
 /** Parses the JSON fields, then validates; throws on a damaged record. */

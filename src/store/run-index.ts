@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { StoreContext } from './context.js';
 import { decode } from './decode.js';
-import { runStatusSchema, stopReasonSchema } from './run-state-schema.js';
 import type { SlackContext } from './records.js';
+import { runStatusSchema, stopReasonSchema } from './run-state-schema.js';
 
 /** One line of `/loopgate status`. */
 export interface RunSummary {
@@ -14,7 +14,9 @@ export interface RunSummary {
   updatedAt: number;
 }
 
-export type RunIndexScope = { channel: { teamId: string; channelId: string } } | { user: { teamId: string; userId: string } };
+export type RunIndexScope =
+  | { channel: { teamId: string; channelId: string } }
+  | { user: { teamId: string; userId: string } };
 
 const summarySchema = z.strictObject({
   status: runStatusSchema,
@@ -36,7 +38,10 @@ export class RunIndex {
   async add(runId: string, slack: SlackContext, requesterUserId: string, createdAt: number): Promise<void> {
     const { keys, options } = this.ctx;
     const oldest = createdAt - options.maxRunLifetimeMs - options.retentionMs;
-    const indexes = [keys.channelIndex(slack.teamId, slack.channelId), keys.userIndex(slack.teamId, requesterUserId)];
+    const indexes = [
+      keys.channelIndex(slack.teamId, slack.channelId),
+      keys.userIndex(slack.teamId, requesterUserId),
+    ];
     await Promise.all(
       indexes.map((key) =>
         this.ctx.redis
@@ -59,7 +64,14 @@ export class RunIndex {
     const runIds = await this.ctx.redis.zrevrange(key, 0, Math.max(0, limit - 1));
     const rows = await Promise.all(
       runIds.map((runId) =>
-        this.ctx.redis.hmget(this.ctx.keys.run(runId).header, 'status', 'step', 'stopReason', 'createdAt', 'updatedAt'),
+        this.ctx.redis.hmget(
+          this.ctx.keys.run(runId).header,
+          'status',
+          'step',
+          'stopReason',
+          'createdAt',
+          'updatedAt',
+        ),
       ),
     );
     const summaries: RunSummary[] = [];

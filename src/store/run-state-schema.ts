@@ -56,7 +56,14 @@ const gatedCall = z.strictObject({
   idempotent: z.boolean(),
 });
 
-export const runStatusSchema = z.enum(['running', 'awaiting_approval', 'completed', 'failed', 'stopped', 'cancelled']);
+export const runStatusSchema = z.enum([
+  'running',
+  'awaiting_approval',
+  'completed',
+  'failed',
+  'stopped',
+  'cancelled',
+]);
 
 export const stopReasonSchema = z.enum([
   'completed',
@@ -75,7 +82,11 @@ export const runHeaderStateSchema = z.strictObject({
   version: z.literal(RUN_STATE_VERSION),
   runId: z.string(),
   status: runStatusSchema,
-  requester: z.strictObject({ userId: z.string(), teamId: z.string().optional(), timeZone: z.string().optional() }),
+  requester: z.strictObject({
+    userId: z.string(),
+    teamId: z.string().optional(),
+    timeZone: z.string().optional(),
+  }),
   step: z.number(),
   usage: z.strictObject({
     inputTokens: z.number(),
@@ -126,7 +137,10 @@ export const runHeaderStateSchema = z.strictObject({
       summary: z.string(),
     }),
   ),
-  rejected: z.record(z.string(), z.strictObject({ by: z.string().optional(), reason: z.string().optional() })),
+  rejected: z.record(
+    z.string(),
+    z.strictObject({ by: z.string().optional(), reason: z.string().optional() }),
+  ),
   brakes: z.strictObject({
     consecutiveToolErrors: z.number(),
     lastCallSignature: z.string().nullable(),
@@ -151,7 +165,11 @@ type AllKeys<T> = T extends string | number | boolean | null | undefined
     : T;
 
 /** True when A and B accept the same values and name the same properties (mutual assignability). */
-type Same<A, B> = [AllKeys<A>] extends [AllKeys<B>] ? ([AllKeys<B>] extends [AllKeys<A>] ? true : false) : false;
+type Same<A, B> = [AllKeys<A>] extends [AllKeys<B>]
+  ? [AllKeys<B>] extends [AllKeys<A>]
+    ? true
+    : false
+  : false;
 
 export const schemasMatchEngineTypes: [
   Same<z.output<typeof runHeaderStateSchema>, RunHeaderState>,

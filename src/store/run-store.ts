@@ -3,11 +3,16 @@ import { z } from 'zod';
 import { RunStateVersionError } from '../loop/errors.js';
 import { RUN_STATE_VERSION, type RunState, type RunStatus } from '../loop/types.js';
 import type { StoreContext } from './context.js';
-import { badReply, decode, parseJsonList, replyArray, replyCount } from './decode.js';
-import { StoreError, scriptError } from './errors.js';
-import { hashFromPairs, type SlackContext, slackContextSchema, type TraceEntry, traceEntrySchema } from './records.js';
-import { evidenceSchema, messageSchema, type RunHeaderState, runHeaderStateSchema } from './run-state-schema.js';
+import { badReply, decode, parseJsonBuffers, parseJsonList, replyArray, replyCount } from './decode.js';
+import { StoreError } from './errors.js';
+import { type SlackContext, slackContextSchema, type TraceEntry, traceEntrySchema } from './records.js';
 import type { RunIndex } from './run-index.js';
+import {
+  evidenceSchema,
+  messageSchema,
+  type RunHeaderState,
+  runHeaderStateSchema,
+} from './run-state-schema.js';
 
 /** How many messages and evidence records of a run are in Redis: the base of the next saveStep. */
 export interface PersistedCounts {
@@ -47,7 +52,15 @@ export interface SaveStepResult {
   cancelRequested: boolean;
 }
 
+const isStringRecord = (value: unknown): value is Record<string, string> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isBufferList = (value: unknown): value is Buffer[] =>
+  Array.isArray(value) && value.every((e) => Buffer.isBuffer(e));
+
 const FINISHED: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'stopped', 'cancelled']);
+const messagesSchema = z.array(messageSchema);
+const evidenceListSchema = z.array(evidenceSchema);
+const traceSchema = z.array(traceEntrySchema);
 const cancelSchema = z.strictObject({ by: z.string(), at: z.number() });
 const count = z.coerce.number().int().nonnegative();
 
@@ -63,10 +76,11 @@ export class RunStore {
   ) {}
 
   /**
-   * Stores a new run. Idempotent: when the run exists (a redelivered start job) nothing changes and
-   * `created` is false. Also records the run in the channel and requester indexes.
+   * Stores a new run. Idempotent: when the run exists (a redelivered start job) nothing changes,
+   * `created` is false and `run` is the stored run (loaded). Also records the run in the channel and
+   * requester indexes.
    */
-  async createRun(state: RunState, slack: SlackContext): Promise<{ created: boolean; persisted: PersistedCounts }> {
+  async createRun(state: RunState, slack: SlackContext): Promise<{ created: boolean; run: LoadedRun }> {
     const context = slackContextSchema.parse(slack);
     const keys = this.ctx.keys.run(state.runId);
     const { messages, evidence, ...header } = state;
@@ -91,27 +105,51 @@ export class RunStore {
     );
     const created = replyCount('createRun', reply, { runId: state.runId }) === 1;
     await this.index.add(state.runId, context, state.requester.userId, state.createdAt);
-    return { created, persisted: { messages: messages.length, evidence: evidence.length } };
+    if (created) {
+      const persisted = { messages: messages.length, evidence: evidence.length };
+      return {
+        created,
+        run: { state, slack: context, persisted, fence: 0, cancelRequest: null, finishedAt: null },
+      };
+    }
+    const existing = await this.loadRun(state.runId);
+    if (!existing) throw new StoreError('not_found', `run ${state.runId} expired while being created`);
+    return { created, run: existing };
   }
 
-  /** Loads a run in one round trip and validates it; null when it does not exist (or has expired). */
+  /**
+   * Loads a run in one round trip (MULTI: a consistent snapshot of header, messages and evidence) and
+   * validates it; null when it does not exist (or has expired). Throws RunStateVersionError for a run
+   * stored by another format version, StoreError `corrupt_record` for anything else it cannot read.
+   */
   async loadRun(runId: string): Promise<LoadedRun | null> {
     const keys = this.ctx.keys.run(runId);
-    const reply = await this.ctx.script('loadRun', [keys.header, keys.messages, keys.evidence], []);
-    if (reply === -1) return null;
-    const [pairs, messagesJson, evidenceJson] = replyArray('loadRun', reply, { runId });
-    if (!Array.isArray(pairs) || typeof messagesJson !== 'string' || typeof evidenceJson !== 'string') {
-      throw badReply('loadRun', reply, { runId });
+    const replies = await this.ctx.redis
+      .multi()
+      .hgetall(keys.header)
+      .lrangeBuffer(keys.messages, 0, -1)
+      .lrangeBuffer(keys.evidence, 0, -1)
+      .exec();
+    const [h, messageList, evidenceList] = (replies ?? []).map(([error, value]) => {
+      if (error) throw error;
+      return value;
+    });
+    if (!isStringRecord(h) || !isBufferList(messageList) || !isBufferList(evidenceList)) {
+      throw new StoreError('corrupt_record', `run ${runId}: unexpected reply to the load transaction`, {
+        runId,
+      });
     }
-    const h = hashFromPairs(pairs);
+    if (Object.keys(h).length === 0) return null;
     if (h.v !== String(RUN_STATE_VERSION)) throw new RunStateVersionError(h.v);
     return decode(`run ${runId}`, { runId }, () => {
       const header: RunHeaderState = runHeaderStateSchema.parse(JSON.parse(h.state ?? ''));
-      const messages = z.array(messageSchema).parse(JSON.parse(messagesJson));
-      const evidence = z.array(evidenceSchema).parse(JSON.parse(evidenceJson));
+      const messages = messagesSchema.parse(parseJsonBuffers(messageList));
+      const evidence = evidenceListSchema.parse(parseJsonBuffers(evidenceList));
       const persisted = { messages: count.parse(h.messages), evidence: count.parse(h.evidence) };
       if (persisted.messages !== messages.length || persisted.evidence !== evidence.length) {
-        throw new StoreError('corrupt_record', `run ${runId}: stored counts differ from its lists`, { runId });
+        throw new StoreError('corrupt_record', `run ${runId}: stored counts differ from its lists`, {
+          runId,
+        });
       }
       const slack = slackContextSchema.parse({
         ...JSON.parse(h.slack ?? ''),
@@ -173,7 +211,10 @@ export class RunStore {
     if (messageCount !== messages.length || evidenceCount !== evidence.length) {
       throw badReply('saveStep', reply, { runId, expected: [messages.length, evidence.length] });
     }
-    return { persisted: { messages: messages.length, evidence: evidence.length }, cancelRequested: cancel === 1 };
+    return {
+      persisted: { messages: messages.length, evidence: evidence.length },
+      cancelRequested: cancel === 1,
+    };
   }
 
   /** Gives every key of a run the TTL `ttlMs` (default: the retention), e.g. for a run ended while paused. */
@@ -216,13 +257,13 @@ export class RunStore {
 
   async readTrace(runId: string): Promise<TraceEntry[]> {
     const list = await this.ctx.redis.lrange(this.ctx.keys.run(runId).trace, 0, -1);
-    return decode(`trace of run ${runId}`, { runId }, () => z.array(traceEntrySchema).parse(parseJsonList(list)));
+    return decode(`trace of run ${runId}`, { runId }, () => traceSchema.parse(parseJsonList(list)));
   }
 
   private async updateHeader(runId: string, fields: string[]): Promise<boolean> {
     const reply = await this.ctx.script('updateIfExists', [this.ctx.keys.run(runId).header], fields);
     if (reply === -1) return false;
-    if (reply !== 1) throw scriptError('updateIfExists', Number(reply), { runId });
+    if (reply !== 1) throw badReply('updateIfExists', reply, { runId });
     return true;
   }
 }

@@ -8,7 +8,6 @@ export type RedisClient = Redis | Cluster;
 /** Key counts of the scripts in ./lua, as their file names (`<name>-<keys>.lua`) declare them. */
 const SCRIPT_KEYS = {
   createRun: 3,
-  loadRun: 3,
   acquireLease: 2,
   renewLease: 1,
   releaseLease: 1,
@@ -26,7 +25,11 @@ const SCRIPT_KEYS = {
 export type ScriptName = keyof typeof SCRIPT_KEYS;
 
 /** Runs one of the store's scripts; the reply is raw and must be decoded by the caller. */
-export type RunScript = (name: ScriptName, keys: readonly string[], args: readonly (string | number)[]) => Promise<unknown>;
+export type RunScript = (
+  name: ScriptName,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+) => Promise<unknown>;
 
 const COMMAND_PREFIX = 'loopgate_';
 const INCLUDE = /^-- @include ([a-z-]+)\s*$/gm;
@@ -36,7 +39,7 @@ const INCLUDE = /^-- @include ([a-z-]+)\s*$/gm;
  * under dist/ reads them from the source tree (src/store/lua) unless the build copies them along.
  */
 function luaDir(): string {
-  const candidates = [new URL('./lua/', import.meta.url), new URL('../../../src/store/lua/', import.meta.url)];
+  const candidates = [new URL('./lua/', import.meta.url), new URL('../../src/store/lua/', import.meta.url)];
   for (const url of candidates) {
     const dir = fileURLToPath(url);
     if (existsSync(dir)) return dir;
@@ -61,7 +64,9 @@ function scriptSources(): Map<ScriptName, string> {
     const text = readFileSync(`${dir}${file}`, 'utf8');
     found.set(
       name,
-      text.replace(INCLUDE, (_line, include: string) => readFileSync(`${dir}includes/${include}.lua`, 'utf8')),
+      text.replace(INCLUDE, (_line, include: string) =>
+        readFileSync(`${dir}includes/${include}.lua`, 'utf8'),
+      ),
     );
   }
   const missing = Object.keys(SCRIPT_KEYS).filter((name) => !found.has(name as ScriptName));
@@ -70,7 +75,8 @@ function scriptSources(): Map<ScriptName, string> {
   return found;
 }
 
-const isScriptName = (name: string | undefined): name is ScriptName => name !== undefined && name in SCRIPT_KEYS;
+const isScriptName = (name: string | undefined): name is ScriptName =>
+  name !== undefined && name in SCRIPT_KEYS;
 
 /** Defines the store's scripts on a connection (ioredis `defineCommand`: EVALSHA with EVAL fallback). */
 export function defineScripts(redis: RedisClient): RunScript {

@@ -97,7 +97,11 @@ describe('parseJobData', () => {
 describe('job options and prefix', () => {
   it('retry with exponential backoff and bound what is kept', () => {
     const opts = jobOptions('start', 'start-Ev1');
-    expect(opts).toMatchObject({ jobId: 'start-Ev1', attempts: 8, backoff: { type: 'exponential', delay: 1000 } });
+    expect(opts).toMatchObject({
+      jobId: 'start-Ev1',
+      attempts: 8,
+      backoff: { type: 'exponential', delay: 1000 },
+    });
     expect(opts.removeOnComplete).toEqual({ age: 86_400, count: 10_000 });
     expect(opts.removeOnFail).toEqual({ age: 604_800, count: 10_000 });
     expect(opts.delay).toBeUndefined();

@@ -68,7 +68,11 @@ describe('runs queue', () => {
 
   it('delays an expire job until the approval expires', async () => {
     const approvalId = approvalIdFor('r-Ev08ABCDEF', 'call_1');
-    const job = await addRunJob(queue, { name: 'expire', data: { v: 1, runId: 'r-Ev08ABCDEF', approvalId } }, 60_000);
+    const job = await addRunJob(
+      queue,
+      { name: 'expire', data: { v: 1, runId: 'r-Ev08ABCDEF', approvalId } },
+      60_000,
+    );
     expect(await job.getState()).toBe('delayed');
     expect(job.opts.delay).toBe(60_000);
   });
@@ -91,10 +95,16 @@ describe('runs queue', () => {
       { connection: workerConnection, prefix },
     );
     worker.on('error', () => {});
-    closers.push(() => workerConnection.quit(), () => worker.close());
+    closers.push(
+      () => workerConnection.quit(),
+      () => worker.close(),
+    );
     const failed = new Promise<Job | undefined>((resolve) => worker.on('failed', (job) => resolve(job)));
     // Bypass addRunJob's validation: a job written by an older or broken producer.
-    await queue.add('start', { ...start.data, kind: 'reaction' } as never, { attempts: 5, jobId: 'start-bad' });
+    await queue.add('start', { ...start.data, kind: 'reaction' } as never, {
+      attempts: 5,
+      jobId: 'start-bad',
+    });
     const job = await failed;
     expect(job?.attemptsMade).toBe(1);
     expect(job?.failedReason).toMatch(/bad start job data/);

@@ -45,7 +45,10 @@ async function pause(store: Store = fx.store, calls = [gated('call_3')]) {
 describe('createApprovals', () => {
   it('stores one pending record per gated call, listed for the run and in the pending index', async () => {
     const records = await pause(fx.store, [gated('call_3'), gated('call_4', 'post_message')]);
-    expect(records.map((r) => r.approvalId)).toEqual([approvalIdFor(RUN, 'call_3'), approvalIdFor(RUN, 'call_4')]);
+    expect(records.map((r) => r.approvalId)).toEqual([
+      approvalIdFor(RUN, 'call_3'),
+      approvalIdFor(RUN, 'call_4'),
+    ]);
     expect(records[0]).toEqual({
       approvalId: approvalIdFor(RUN, 'call_3'),
       runId: RUN,
@@ -68,12 +71,20 @@ describe('createApprovals', () => {
       card: null,
     });
     expect(await fx.store.approvals.listForRun(RUN)).toHaveLength(2);
-    expect((await fx.store.approvals.listPending(T0)).map((r) => r.toolCallId).sort()).toEqual(['call_3', 'call_4']);
+    expect((await fx.store.approvals.listPending(T0)).map((r) => r.toolCallId).sort()).toEqual([
+      'call_3',
+      'call_4',
+    ]);
   });
 
   it('is idempotent: writing the same pause again keeps the decision already made', async () => {
     const [record] = await pause();
-    await fx.store.approvals.decide({ approvalId: record!.approvalId, decision: 'approved', decidedBy: 'U0M', now: T0 });
+    await fx.store.approvals.decide({
+      approvalId: record!.approvalId,
+      decision: 'approved',
+      decidedBy: 'U0M',
+      now: T0,
+    });
     const again = await pause();
     expect(again[0]?.status).toBe('approved');
     expect(await fx.store.approvals.listForRun(RUN)).toHaveLength(1);
@@ -157,13 +168,22 @@ describe('decideApproval', () => {
     expect(late.record.status).toBe('expired');
     expect(await fx.store.ledger.get(record!.approvalId)).toBeNull();
     // The expire job arriving afterwards changes nothing.
-    const job = await fx.store.approvals.decide({ approvalId: record!.approvalId, decision: 'expired', now: T0 + HOUR });
+    const job = await fx.store.approvals.decide({
+      approvalId: record!.approvalId,
+      decision: 'expired',
+      now: T0 + HOUR,
+    });
     expect(job).toMatchObject({ changed: false, won: false });
   });
 
   it('opens the ledger entry when approved', async () => {
     const [record] = await pause();
-    await fx.store.approvals.decide({ approvalId: record!.approvalId, decision: 'approved', decidedBy: 'U0M', now: T0 });
+    await fx.store.approvals.decide({
+      approvalId: record!.approvalId,
+      decision: 'approved',
+      decidedBy: 'U0M',
+      now: T0,
+    });
     expect(await fx.store.ledger.get(record!.approvalId)).toMatchObject({
       status: 'approved',
       attempts: 0,
@@ -173,13 +193,22 @@ describe('decideApproval', () => {
 
   it('recognises a resent decision (same nonce, reply lost) as the one that won', async () => {
     const [record] = await pause();
-    const keys = [fx.store.context.keys.approval(record!.approvalId), fx.store.context.keys.ledger(record!.approvalId)];
+    const keys = [
+      fx.store.context.keys.approval(record!.approvalId),
+      fx.store.context.keys.ledger(record!.approvalId),
+    ];
     const args = ['approved', 'U0M', '', T0, 'nonce-1'];
     const first = (await fx.store.context.script('decideApproval', keys, args)) as unknown[];
     const resent = (await fx.store.context.script('decideApproval', keys, args)) as unknown[];
     expect(first.slice(0, 2)).toEqual([1, 1]);
     expect(resent.slice(0, 2)).toEqual([1, 1]);
-    const other = (await fx.store.context.script('decideApproval', keys, ['rejected', 'U0X', '', T0, 'nonce-2'])) as unknown[];
+    const other = (await fx.store.context.script('decideApproval', keys, [
+      'rejected',
+      'U0X',
+      '',
+      T0,
+      'nonce-2',
+    ])) as unknown[];
     expect(other.slice(0, 2)).toEqual([0, 0]);
   });
 
@@ -193,7 +222,12 @@ describe('decideApproval', () => {
 describe('cancel, cards and listings', () => {
   it('cancels pending approvals of a run and keeps decided ones', async () => {
     const [a, b] = await pause(fx.store, [gated('call_3'), gated('call_4')]);
-    await fx.store.approvals.decide({ approvalId: a!.approvalId, decision: 'approved', decidedBy: 'U0M', now: T0 });
+    await fx.store.approvals.decide({
+      approvalId: a!.approvalId,
+      decision: 'approved',
+      decidedBy: 'U0M',
+      now: T0,
+    });
     const cancelled = await fx.store.approvals.cancelPending(RUN, 'U0ALICE', 'run cancelled', T0 + 5);
     expect(cancelled.map((r) => r.approvalId)).toEqual([b!.approvalId]);
     expect((await fx.store.approvals.get(a!.approvalId))?.status).toBe('approved');
@@ -203,9 +237,16 @@ describe('cancel, cards and listings', () => {
 
   it('records the card coordinates', async () => {
     const [record] = await pause();
-    expect(await fx.store.approvals.setCard(record!.approvalId, { channel: 'C0OPS', ts: '1767000002.0003' })).toBe(true);
-    expect((await fx.store.approvals.get(record!.approvalId))?.card).toEqual({ channel: 'C0OPS', ts: '1767000002.0003' });
-    expect(await fx.store.approvals.setCard(approvalIdFor(RUN, 'nope'), { channel: 'C', ts: '1' })).toBe(false);
+    expect(
+      await fx.store.approvals.setCard(record!.approvalId, { channel: 'C0OPS', ts: '1767000002.0003' }),
+    ).toBe(true);
+    expect((await fx.store.approvals.get(record!.approvalId))?.card).toEqual({
+      channel: 'C0OPS',
+      ts: '1767000002.0003',
+    });
+    expect(await fx.store.approvals.setCard(approvalIdFor(RUN, 'nope'), { channel: 'C', ts: '1' })).toBe(
+      false,
+    );
     expect(await fx.store.approvals.get(approvalIdFor(RUN, 'nope'))).toBeNull();
   });
 
@@ -219,7 +260,9 @@ describe('cancel, cards and listings', () => {
       approvals: [{ call: gated('call_9'), approvers, expiresAt: T0 + 2 * HOUR }],
     });
     expect((await fx.store.approvals.listPending(T0)).map((r) => r.toolCallId)).toEqual(['call_3', 'call_9']);
-    expect((await fx.store.approvals.listPending(T0 + HOUR + 1)).map((r) => r.toolCallId)).toEqual(['call_9']);
+    expect((await fx.store.approvals.listPending(T0 + HOUR + 1)).map((r) => r.toolCallId)).toEqual([
+      'call_9',
+    ]);
     // An index entry whose record changed behind its back (no zrem) is skipped and removed.
     await fx.redis.hset(fx.store.context.keys.approval(later!.approvalId), 'status', 'rejected');
     expect(await fx.store.approvals.listPending(T0)).toHaveLength(1);
@@ -227,7 +270,12 @@ describe('cancel, cards and listings', () => {
   });
 
   it('lists recent runs of a channel and of a requester', async () => {
-    const other = { ...realisticState('run-2'), createdAt: T0 + 10, status: 'completed' as const, stopReason: 'completed' as const };
+    const other = {
+      ...realisticState('run-2'),
+      createdAt: T0 + 10,
+      status: 'completed' as const,
+      stopReason: 'completed' as const,
+    };
     await fx.store.runs.createRun(other, slack);
     const byChannel = await fx.store.index.recent({ channel: { teamId: 'T0TEAM', channelId: 'C0OPS' } });
     expect(byChannel.map((r) => [r.runId, r.status, r.stopReason])).toEqual([
@@ -237,8 +285,8 @@ describe('cancel, cards and listings', () => {
     const byUser = await fx.store.index.recent({ user: { teamId: 'T0TEAM', userId: 'U0ALICE' } }, 1);
     expect(byUser.map((r) => r.runId)).toEqual(['run-2']);
     await fx.redis.del(fx.store.context.keys.run('run-2').header);
-    expect((await fx.store.index.recent({ user: { teamId: 'T0TEAM', userId: 'U0ALICE' } })).map((r) => r.runId)).toEqual([
-      RUN,
-    ]);
+    expect(
+      (await fx.store.index.recent({ user: { teamId: 'T0TEAM', userId: 'U0ALICE' } })).map((r) => r.runId),
+    ).toEqual([RUN]);
   });
 });

@@ -1,6 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { approvalIdFor, isApprovalId, isRunId, keyScheme, runIdForEvent, runIdOf } from '../../src/store/index.js';
+import {
+  approvalIdFor,
+  isApprovalId,
+  isRunId,
+  keyScheme,
+  runIdForEvent,
+  runIdOf,
+} from '../../src/store/index.js';
 
 /** The hash tag Redis Cluster uses: the text between the first '{' and the next '}', when not empty. */
 function hashTag(key: string): string {
@@ -60,7 +67,12 @@ describe('key scheme', () => {
   });
 
   it('keeps cross-run indexes out of any run slot', () => {
-    for (const key of [keys.channelIndex('T1', 'C1'), keys.userIndex('T1', 'U1'), keys.pendingApprovals, keys.audit]) {
+    for (const key of [
+      keys.channelIndex('T1', 'C1'),
+      keys.userIndex('T1', 'U1'),
+      keys.pendingApprovals,
+      keys.audit,
+    ]) {
       expect(key).not.toMatch(/[{}]/);
       expect(key.startsWith('loopgate:')).toBe(true);
     }

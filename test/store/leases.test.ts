@@ -63,7 +63,9 @@ describe('run lease', () => {
   it('gives exactly one of many concurrent acquirers the lease', async () => {
     const stores = [fx.store, fx.connect(), fx.connect(), fx.connect()];
     const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => (stores[i % 4] ?? fx.store).leases.acquire('run-lease', `w${i}`, 30_000)),
+      Array.from({ length: 20 }, (_, i) =>
+        (stores[i % 4] ?? fx.store).leases.acquire('run-lease', `w${i}`, 30_000),
+      ),
     );
     expect(results.filter((r) => r.acquired)).toHaveLength(1);
   });
@@ -71,13 +73,23 @@ describe('run lease', () => {
   it('gives a resent acquire (same nonce, reply lost) the token it already issued', async () => {
     const keys = fx.store.context.keys.run('run-lease');
     const args = ['worker-a', 30_000, 'nonce-1'];
-    const first = (await fx.store.context.script('acquireLease', [keys.header, keys.lease], args)) as unknown[];
-    const resent = (await fx.store.context.script('acquireLease', [keys.header, keys.lease], args)) as unknown[];
+    const first = (await fx.store.context.script(
+      'acquireLease',
+      [keys.header, keys.lease],
+      args,
+    )) as unknown[];
+    const resent = (await fx.store.context.script(
+      'acquireLease',
+      [keys.header, keys.lease],
+      args,
+    )) as unknown[];
     expect(first[0]).toBe(1);
     expect(resent[0]).toBe(1);
   });
 
   it('fails not_found for a run that does not exist', async () => {
-    await expect(fx.store.leases.acquire('ghost', 'worker-a', 1000)).rejects.toMatchObject({ code: 'not_found' });
+    await expect(fx.store.leases.acquire('ghost', 'worker-a', 1000)).rejects.toMatchObject({
+      code: 'not_found',
+    });
   });
 });

@@ -41,8 +41,10 @@ afterEach(async () => {
   await fx.cleanup();
 });
 
-const approve = () => fx.store.approvals.decide({ approvalId, decision: 'approved', decidedBy: 'U0M', now: T0 + 1 });
-const begin = (f = fence, argsHash = call.argsHash) => fx.store.ledger.begin({ approvalId, fence: f, argsHash, now: T0 + 2 });
+const approve = () =>
+  fx.store.approvals.decide({ approvalId, decision: 'approved', decidedBy: 'U0M', now: T0 + 1 });
+const begin = (f = fence, argsHash = call.argsHash) =>
+  fx.store.ledger.begin({ approvalId, fence: f, argsHash, now: T0 + 2 });
 
 describe('execution ledger', () => {
   it('begins once: a second beginExecution is refused with the current entry', async () => {
@@ -65,13 +67,19 @@ describe('execution ledger', () => {
     await approve();
     await begin();
     const result = { ok: true as const, data: { restarted: true } };
-    const done = await fx.store.ledger.finish({ approvalId, fence, outcome: 'succeeded', result, now: T0 + 3 });
+    const done = await fx.store.ledger.finish({
+      approvalId,
+      fence,
+      outcome: 'succeeded',
+      result,
+      now: T0 + 3,
+    });
     expect(done.changed).toBe(true);
     expect(done.entry).toMatchObject({ status: 'succeeded', result, finishedAt: T0 + 3 });
     expect((await begin()).changed).toBe(false);
-    expect((await fx.store.ledger.finish({ approvalId, fence, outcome: 'failed', result, now: T0 + 4 })).changed).toBe(
-      false,
-    );
+    expect(
+      (await fx.store.ledger.finish({ approvalId, fence, outcome: 'failed', result, now: T0 + 4 })).changed,
+    ).toBe(false);
   });
 
   it('refuses a call that was not approved, other arguments, and a stale fence', async () => {
@@ -110,9 +118,16 @@ describe('ExecutionLedger port', () => {
     const crashed = storeExecutionLedger(fx.store.ledger, { runId: RUN, fence, clock });
     expect(await crashed.begin(call)).toEqual({ proceed: true });
     await fx.store.leases.release(RUN, fence);
-    const recovered = storeExecutionLedger(fx.store.ledger, { runId: RUN, fence: await takeLease('worker-b'), clock });
+    const recovered = storeExecutionLedger(fx.store.ledger, {
+      runId: RUN,
+      fence: await takeLease('worker-b'),
+      clock,
+    });
     const outcome = await recovered.begin(call);
-    expect(outcome).toMatchObject({ proceed: false, result: { ok: false, error: { code: 'outcome_unknown' } } });
+    expect(outcome).toMatchObject({
+      proceed: false,
+      result: { ok: false, error: { code: 'outcome_unknown' } },
+    });
     expect((await fx.store.ledger.get(approvalId))?.status).toBe('outcome_unknown');
     expect(await recovered.begin(call)).toMatchObject({ proceed: false });
   });
@@ -122,14 +137,21 @@ describe('ExecutionLedger port', () => {
     const idem = { ...call, idempotent: true };
     await storeExecutionLedger(fx.store.ledger, { runId: RUN, fence, clock }).begin(idem);
     await fx.store.leases.release(RUN, fence);
-    const recovered = storeExecutionLedger(fx.store.ledger, { runId: RUN, fence: await takeLease('worker-b'), clock });
+    const recovered = storeExecutionLedger(fx.store.ledger, {
+      runId: RUN,
+      fence: await takeLease('worker-b'),
+      clock,
+    });
     expect(await recovered.begin(idem)).toEqual({ proceed: true });
     expect((await fx.store.ledger.get(approvalId))?.attempts).toBe(2);
   });
 
   it('answers approval_mismatch for unapproved calls or other arguments, and throws on a lost lease', async () => {
     const port = storeExecutionLedger(fx.store.ledger, { runId: RUN, fence, clock });
-    expect(await port.begin(call)).toMatchObject({ proceed: false, result: { error: { code: 'approval_mismatch' } } });
+    expect(await port.begin(call)).toMatchObject({
+      proceed: false,
+      result: { error: { code: 'approval_mismatch' } },
+    });
     await approve();
     expect(await port.begin({ ...call, argsHash: 'c'.repeat(64) })).toMatchObject({
       proceed: false,

@@ -25,7 +25,7 @@ describe('storage cost', () => {
   it('stores a 200-step run in O(steps) bytes', async () => {
     const runId = 'run-200';
     let state: RunState = newState(runId);
-    let { persisted } = await fx.store.runs.createRun(state, slack);
+    let { persisted } = (await fx.store.runs.createRun(state, slack)).run;
     const lease = await fx.store.leases.acquire(runId, 'w', 60_000);
     if (!lease.acquired) throw new Error('not acquired');
     const samples = new Map<number, number>();

@@ -31,9 +31,16 @@ describe('retention', () => {
     if (!lease.acquired) throw new Error('not acquired');
     const withEvidence: RunState = {
       ...advance(state, 1),
-      evidence: [{ toolCallId: 'call_s1', tool: 'prometheus_query', kind: 'result', ok: true, summary: 'up', at: T0 }],
+      evidence: [
+        { toolCallId: 'call_s1', tool: 'prometheus_query', kind: 'result', ok: true, summary: 'up', at: T0 },
+      ],
     };
-    await fx.store.runs.saveStep({ runId: RUN, fence: lease.fence, state: withEvidence, persisted: { messages: 2, evidence: 0 } });
+    await fx.store.runs.saveStep({
+      runId: RUN,
+      fence: lease.fence,
+      state: withEvidence,
+      persisted: { messages: 2, evidence: 0 },
+    });
     await fx.store.runs.appendTrace(RUN, [{ type: 'step_started', at: T0 }]);
     for (const [suffix, ttl] of Object.entries(await ttls())) {
       if (suffix === 'lease') continue;
@@ -65,11 +72,25 @@ describe('retention', () => {
       stopReason: 'completed',
       answer: ['Restarted payments in staging.'],
     };
-    await fx.store.runs.saveStep({ runId: RUN, fence: lease.fence, state: finished, persisted: { messages: 6, evidence: 2 } });
+    await fx.store.runs.saveStep({
+      runId: RUN,
+      fence: lease.fence,
+      state: finished,
+      persisted: { messages: 6, evidence: 2 },
+    });
 
     const found = await ttls();
     expect(Object.keys(found).sort()).toEqual(
-      ['approval:' + approvalId, 'approvals', 'evidence', 'header', 'lease', 'ledger:' + approvalId, 'messages', 'trace'].sort(),
+      [
+        `approval:${approvalId}`,
+        'approvals',
+        'evidence',
+        'header',
+        'lease',
+        `ledger:${approvalId}`,
+        'messages',
+        'trace',
+      ].sort(),
     );
     for (const [suffix, ttl] of Object.entries(found)) {
       if (suffix === 'lease') continue;
@@ -96,7 +117,10 @@ describe('retention', () => {
       await local.store.runs.createRun(realisticState(RUN), slack);
       const lease = await local.store.leases.acquire(RUN, 'w', 30_000);
       if (!lease.acquired) throw new Error('not acquired');
-      const calls = Array.from({ length: 300 }, (_, i) => ({ ...realisticState(RUN).turn!.pending[0]!, toolCallId: `c${i}` }));
+      const calls = Array.from({ length: 300 }, (_, i) => ({
+        ...realisticState(RUN).turn!.pending[0]!,
+        toolCallId: `c${i}`,
+      }));
       const records = await local.store.approvals.createApprovals({
         runId: RUN,
         fence: lease.fence,
@@ -104,7 +128,8 @@ describe('retention', () => {
         now: T0,
         approvals: calls.map((call) => ({ call, approvers: { users: [], groups: [] }, expiresAt: T0 + DAY })),
       });
-      for (const r of records) await local.store.approvals.decide({ approvalId: r.approvalId, decision: 'rejected', now: T0 });
+      for (const r of records)
+        await local.store.approvals.decide({ approvalId: r.approvalId, decision: 'rejected', now: T0 });
       // MAXLEN ~ trims whole stream nodes (100 entries each by default), so the bound is approximate.
       expect(await local.redis.xlen(local.store.context.keys.audit)).toBeLessThan(300);
     } finally {

@@ -19,21 +19,45 @@ export function realisticState(runId: string): RunState {
     requester: { userId: 'U0ALICE', teamId: 'T0TEAM', timeZone: 'Europe/Berlin' },
     messages: [
       { role: 'system', content: 'You are loopgate, an operations assistant. Be brief.' },
-      { role: 'user', content: 'payments looks slow, restart it in staging if the error rate is high', name: 'alice' },
+      {
+        role: 'user',
+        content: 'payments looks slow, restart it in staging if the error rate is high',
+        name: 'alice',
+      },
       {
         role: 'assistant',
         content: null,
         toolCalls: [
-          { id: 'call_1', name: 'prometheus_query', arguments: '{"query":"rate(http_errors_total{svc=\\"payments\\"}[5m])"}' },
+          {
+            id: 'call_1',
+            name: 'prometheus_query',
+            arguments: '{"query":"rate(http_errors_total{svc=\\"payments\\"}[5m])"}',
+          },
           { id: 'call_2', name: 'http_get', arguments: '{"url":"https://status.internal.example/payments"}' },
         ],
       },
-      { role: 'tool', toolCallId: 'call_1', name: 'prometheus_query', content: '{"ok":true,"data":{"value":0.27}}' },
-      { role: 'tool', toolCallId: 'call_2', name: 'http_get', content: '{"ok":true,"data":{"status":"degraded"}}' },
+      {
+        role: 'tool',
+        toolCallId: 'call_1',
+        name: 'prometheus_query',
+        content: '{"ok":true,"data":{"value":0.27}}',
+      },
+      {
+        role: 'tool',
+        toolCallId: 'call_2',
+        name: 'http_get',
+        content: '{"ok":true,"data":{"status":"degraded"}}',
+      },
       {
         role: 'assistant',
         content: 'The error rate is 27 %; I will restart payments in staging.',
-        toolCalls: [{ id: 'call_3', name: 'run_action', arguments: '{"action":"restart_service","service":"payments","env":"staging"}' }],
+        toolCalls: [
+          {
+            id: 'call_3',
+            name: 'run_action',
+            arguments: '{"action":"restart_service","service":"payments","env":"staging"}',
+          },
+        ],
       },
     ],
     step: 2,
@@ -80,7 +104,14 @@ export function realisticState(runId: string): RunState {
       },
     ],
     evidence: [
-      { toolCallId: 'call_1', tool: 'prometheus_query', kind: 'result', ok: true, summary: 'value 0.27', at: T0 + 1000 },
+      {
+        toolCallId: 'call_1',
+        tool: 'prometheus_query',
+        kind: 'result',
+        ok: true,
+        summary: 'value 0.27',
+        at: T0 + 1000,
+      },
       {
         toolCallId: 'call_2',
         tool: 'http_get',
@@ -90,8 +121,12 @@ export function realisticState(runId: string): RunState {
         at: T0 + 1200,
       },
     ],
-    rejected: { ['post_message:' + 'b'.repeat(64)]: { by: 'U0BOB', reason: 'not now' } },
-    brakes: { consecutiveToolErrors: 0, lastCallSignature: `run_action:${'a'.repeat(64)}`, identicalCalls: 1 },
+    rejected: { [`post_message:${'b'.repeat(64)}`]: { by: 'U0BOB', reason: 'not now' } },
+    brakes: {
+      consecutiveToolErrors: 0,
+      lastCallSignature: `run_action:${'a'.repeat(64)}`,
+      identicalCalls: 1,
+    },
     answerRetries: 0,
     answer: null,
     stopReason: null,
@@ -124,7 +159,9 @@ export function stepMessages(i: number): Message[] {
     {
       role: 'assistant',
       content: `Step ${i}: checking the next metric.`,
-      toolCalls: [{ id: `call_s${i}`, name: 'prometheus_query', arguments: `{"query":"up{job=\\"svc-${i}\\"}"}` }],
+      toolCalls: [
+        { id: `call_s${i}`, name: 'prometheus_query', arguments: `{"query":"up{job=\\"svc-${i}\\"}"}` },
+      ],
     },
     {
       role: 'tool',

@@ -16,7 +16,7 @@ afterEach(async () => {
 
 async function started(state: RunState) {
   const { runs, leases } = fx.store;
-  const { persisted } = await runs.createRun(state, slack);
+  const { persisted } = (await runs.createRun(state, slack)).run;
   const lease = await leases.acquire(state.runId, 'worker-a', 30_000);
   if (!lease.acquired) throw new Error('lease not acquired');
   return { fence: lease.fence, persisted };
@@ -57,7 +57,9 @@ describe('RunStore round trip', () => {
     const state = newState('run-once');
     expect((await fx.store.runs.createRun(state, slack)).created).toBe(true);
     const other = { ...state, messages: [...state.messages, { role: 'user' as const, content: 'again' }] };
-    expect((await fx.store.runs.createRun(other, slack)).created).toBe(false);
+    const again = await fx.store.runs.createRun(other, slack);
+    expect(again.created).toBe(false);
+    expect(again.run.state).toStrictEqual(state);
     expect((await fx.store.runs.loadRun('run-once'))?.state).toStrictEqual(state);
   });
 
@@ -81,7 +83,11 @@ describe('RunStore round trip', () => {
 
   it('refuses a damaged message', async () => {
     await fx.store.runs.createRun(newState('run-bad-msg'), slack);
-    await fx.redis.lset(fx.store.context.keys.run('run-bad-msg').messages, 1, '{"role":"robot","content":"x"}');
+    await fx.redis.lset(
+      fx.store.context.keys.run('run-bad-msg').messages,
+      1,
+      '{"role":"robot","content":"x"}',
+    );
     await expect(fx.store.runs.loadRun('run-bad-msg')).rejects.toMatchObject({ code: 'corrupt_record' });
   });
 });
@@ -117,7 +123,12 @@ describe('saveStep', () => {
     await fx.store.leases.release('run-stale', fence);
     const other = await fx.store.leases.acquire('run-stale', 'worker-b', 30_000);
     expect(other).toMatchObject({ acquired: true, fence: fence + 1 });
-    const attempt = fx.store.runs.saveStep({ runId: 'run-stale', fence, state: advance(state, 1), persisted });
+    const attempt = fx.store.runs.saveStep({
+      runId: 'run-stale',
+      fence,
+      state: advance(state, 1),
+      persisted,
+    });
     await expect(attempt).rejects.toBeInstanceOf(StoreError);
     await expect(attempt).rejects.toMatchObject({ code: 'stale_fence' });
     expect(await fx.redis.llen(fx.store.context.keys.run('run-stale').messages)).toBe(2);
@@ -178,7 +189,12 @@ describe('saveStep', () => {
   it('reports a cancel request at the next step boundary', async () => {
     const state = newState('run-cancel');
     const { fence, persisted } = await started(state);
-    const saved = await fx.store.runs.saveStep({ runId: 'run-cancel', fence, state: advance(state, 1), persisted });
+    const saved = await fx.store.runs.saveStep({
+      runId: 'run-cancel',
+      fence,
+      state: advance(state, 1),
+      persisted,
+    });
     expect(saved.cancelRequested).toBe(false);
     expect(await fx.store.runs.requestCancel('run-cancel', { by: 'U0BOB', at: T0 + 5 })).toBe(true);
     const next = await fx.store.runs.saveStep({
@@ -212,7 +228,11 @@ describe('trace', () => {
     try {
       await local.store.runs.createRun(newState('run-trace'), slack);
       for (let i = 0; i < 3; i++) {
-        const entries = [0, 1, 2, 3].map((j) => ({ type: 'step_started', at: T0 + i * 4 + j, step: i * 4 + j }));
+        const entries = [0, 1, 2, 3].map((j) => ({
+          type: 'step_started',
+          at: T0 + i * 4 + j,
+          step: i * 4 + j,
+        }));
         expect(await local.store.runs.appendTrace('run-trace', entries)).toBe(true);
       }
       const trace = await local.store.runs.readTrace('run-trace');
