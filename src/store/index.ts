@@ -12,3 +12,4 @@ export * from './run-index.js';
 export * from './run-store.js';
 export type { RedisClient } from './scripts.js';
 export * from './store.js';
+export * from './thread-memory.js';

@@ -24,6 +24,12 @@ import { isApprovalId, isRunId, runIdOf } from './ids.js';
  *   <p>:idx:user:<teamId>:<userId>        zset   run ids by creation time
  *   <p>:idx:pending-approvals             zset   approval ids by expiry time
  *   <p>:audit                             stream decisions, capped with MAXLEN ~
+ *
+ * A Slack thread's memory shares the thread's own tag, so the thread scripts stay in one slot:
+ *
+ *   <p>:thread:{<team>-<channel>-<threadTs>}:history   list  the thread's questions and answers (JSON)
+ *   <p>:thread:{<team>-<channel>-<threadTs>}:active    string the run now working in the thread
+ *   <p>:thread:{<team>-<channel>-<threadTs>}:inbox     list  start jobs queued behind that run
  */
 export interface RunKeys {
   header: string;
@@ -46,6 +52,13 @@ export interface KeyScheme {
   userIndex(teamId: string, userId: string): string;
   readonly pendingApprovals: string;
   readonly audit: string;
+  thread(teamId: string, channelId: string, threadTs: string): ThreadKeys;
+}
+
+export interface ThreadKeys {
+  history: string;
+  active: string;
+  inbox: string;
 }
 
 /** Removes hash-tag braces: `{loopgate}` -> `loopgate`, `app:{lg}` -> `app:lg`. */
@@ -82,6 +95,10 @@ export function keyScheme(prefix: string): KeyScheme {
     userIndex: (teamId, userId) => `${p}:idx:user:${safePart(teamId)}:${safePart(userId)}`,
     pendingApprovals: `${p}:idx:pending-approvals`,
     audit: `${p}:audit`,
+    thread: (teamId, channelId, threadTs) => {
+      const base = `${p}:thread:{${safePart(teamId)}-${safePart(channelId)}-${safePart(threadTs)}}:`;
+      return { history: `${base}history`, active: `${base}active`, inbox: `${base}inbox` };
+    },
   };
 }
 

@@ -34,6 +34,8 @@ export interface LoadedRun {
   fence: number;
   cancelRequest: CancelRequest | null;
   finishedAt: number | null;
+  /** ts of the posted final answer (or end notice): set once the end was delivered to Slack. */
+  answerTs: string | null;
 }
 
 export interface SaveStepInput {
@@ -109,7 +111,15 @@ export class RunStore {
       const persisted = { messages: messages.length, evidence: evidence.length };
       return {
         created,
-        run: { state, slack: context, persisted, fence: 0, cancelRequest: null, finishedAt: null },
+        run: {
+          state,
+          slack: context,
+          persisted,
+          fence: 0,
+          cancelRequest: null,
+          finishedAt: null,
+          answerTs: null,
+        },
       };
     }
     const existing = await this.loadRun(state.runId);
@@ -162,6 +172,7 @@ export class RunStore {
         fence: count.parse(h.fence),
         cancelRequest: h.cancel ? cancelSchema.parse(JSON.parse(h.cancel)) : null,
         finishedAt: h.finishedAt ? count.parse(h.finishedAt) : null,
+        answerTs: h.answerTs ? h.answerTs : null,
       };
     });
   }
@@ -231,6 +242,11 @@ export class RunStore {
   /** Records the bot's placeholder message of the run. Returns false when the run is gone. */
   async setPlaceholder(runId: string, placeholderTs: string): Promise<boolean> {
     return this.updateHeader(runId, ['placeholderTs', placeholderTs]);
+  }
+
+  /** Records that the run's end was delivered to Slack (a recovered job does not post it twice). */
+  async setAnswerTs(runId: string, answerTs: string): Promise<boolean> {
+    return this.updateHeader(runId, ['answerTs', answerTs]);
   }
 
   /**

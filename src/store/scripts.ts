@@ -20,6 +20,8 @@ const SCRIPT_KEYS = {
   cancelApprovals: 1,
   beginExecution: 2,
   finishExecution: 2,
+  claimThread: 2,
+  releaseThread: 2,
 } as const;
 
 export type ScriptName = keyof typeof SCRIPT_KEYS;

@@ -6,6 +6,7 @@ import { LedgerStore } from './ledger-store.js';
 import { RunIndex } from './run-index.js';
 import { RunStore } from './run-store.js';
 import type { RedisClient } from './scripts.js';
+import { ThreadMemory } from './thread-memory.js';
 
 /** Everything the bot and the workers persist, over one Redis connection. */
 export interface Store {
@@ -15,6 +16,7 @@ export interface Store {
   ledger: LedgerStore;
   audit: AuditLog;
   index: RunIndex;
+  threads: ThreadMemory;
   /** The key scheme and options in use (tests and tools). */
   context: StoreContext;
 }
@@ -37,6 +39,7 @@ export function createStore(redis: RedisClient, options: StoreOptions = {}): Sto
     ledger: new LedgerStore(context),
     audit,
     index,
+    threads: new ThreadMemory(context),
     context,
   };
 }

@@ -1,0 +1,22 @@
+--[[
+  claimThread-2: make a run the active run of its Slack thread, or queue its start job behind the
+  thread's active run. Atomic with releaseThread, so a queued message is never left behind.
+
+  KEYS[1] thread's active run (string)   KEYS[2] thread inbox (list of start job JSON)
+  ARGV[1] run id   ARGV[2] start job JSON (canonical)   ARGV[3] TTL ms of both keys
+
+  The active value is a run id, or `next:<sha1 of a job>` while releaseThread hands the thread to that
+  queued job; the job's own claim then takes it.
+  Returns 1 when the run is (now or already) the thread's active run, 0 when its job was queued.
+]]
+local active = redis.call('GET', KEYS[1])
+if not active or active == ARGV[1] or active == 'next:' .. redis.sha1hex(ARGV[2]) then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
+  return 1
+end
+for _, queued in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
+  if queued == ARGV[2] then return 0 end
+end
+redis.call('RPUSH', KEYS[2], ARGV[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+return 0

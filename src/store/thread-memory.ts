@@ -1,0 +1,87 @@
+import { canonicalJson } from '../loop/hash.js';
+import type { Message } from '../loop/types.js';
+import type { StoreContext } from './context.js';
+import { parseJsonList } from './decode.js';
+import { StoreError } from './errors.js';
+import type { ThreadKeys } from './keys.js';
+
+/** A Slack thread: where a conversation with loopgate lives. */
+export interface ThreadRef {
+  teamId: string;
+  channelId: string;
+  threadTs: string;
+}
+
+/** The turns a thread's next run sees: the questions asked and the answers given, as plain text. */
+export type ThreadTurn = Extract<Message, { role: 'user' } | { role: 'assistant' }>;
+
+/** Questions and answers kept per thread (the oldest are dropped): bounds the context a follow-up gets. */
+const MAX_TURNS = 40;
+
+/**
+ * loopgate's own memory of Slack threads, because Slack's history APIs are rate-limited to about one
+ * call a minute for apps outside the Marketplace. It also serialises runs per thread: one run works in
+ * a thread at a time, later messages wait in the thread's inbox and start when it ends.
+ */
+export class ThreadMemory {
+  constructor(private readonly ctx: StoreContext) {}
+
+  private keys(thread: ThreadRef): ThreadKeys {
+    return this.ctx.keys.thread(thread.teamId, thread.channelId, thread.threadTs);
+  }
+
+  async history(thread: ThreadRef): Promise<ThreadTurn[]> {
+    const list = await this.ctx.redis.lrange(this.keys(thread).history, 0, -1);
+    return parseJsonList(list) as ThreadTurn[];
+  }
+
+  /** Records the turns of a finished run; keeps the newest MAX_TURNS, for the retention period. */
+  async append(thread: ThreadRef, turns: readonly ThreadTurn[]): Promise<void> {
+    if (turns.length === 0) return;
+    const key = this.keys(thread).history;
+    await this.ctx.redis
+      .multi()
+      .rpush(key, ...turns.map((t) => JSON.stringify(t)))
+      .ltrim(key, -MAX_TURNS, -1)
+      .pexpire(key, this.ctx.options.retentionMs)
+      .exec();
+  }
+
+  /** Whether a thread has a run working in it, and which. */
+  async activeRun(thread: ThreadRef): Promise<string | null> {
+    const active = await this.ctx.redis.get(this.keys(thread).active);
+    return active && !active.startsWith('next:') ? active : null;
+  }
+
+  /**
+   * Makes `runId` the thread's active run (true), or queues `job` behind the run working there (false).
+   * Idempotent for a redelivered job.
+   */
+  async claim(thread: ThreadRef, runId: string, job: unknown): Promise<boolean> {
+    const keys = this.keys(thread);
+    const reply = await this.ctx.script(
+      'claimThread',
+      [keys.active, keys.inbox],
+      [runId, canonicalJson(job), this.ctx.options.maxRunLifetimeMs || this.ctx.options.retentionMs],
+    );
+    return reply === 1;
+  }
+
+  /**
+   * The thread's run ended: returns the next queued job (the thread is held for it) or null when the
+   * thread is free. A run that was not the active one changes nothing.
+   */
+  async release(thread: ThreadRef, runId: string): Promise<unknown | null> {
+    const keys = this.keys(thread);
+    const reply = await this.ctx.script(
+      'releaseThread',
+      [keys.active, keys.inbox],
+      [runId, this.ctx.options.maxRunLifetimeMs || this.ctx.options.retentionMs],
+    );
+    if (reply === null || reply === -1) return null;
+    if (typeof reply !== 'string') {
+      throw new StoreError('corrupt_record', `releaseThread answered ${String(reply)}`, { runId });
+    }
+    return JSON.parse(reply) as unknown;
+  }
+}
