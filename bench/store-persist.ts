@@ -65,6 +65,7 @@ function stateWithSteps(runId: string, steps: number): RunState {
     runId,
     status: 'running',
     requester: { userId: 'U0ALICE', teamId: 'T0BENCH' },
+    question: 'bench',
     messages,
     step: steps,
     usage: {

@@ -97,6 +97,10 @@ const VARS = {
     schema: integer(1, 1000).default(4),
     expected: 'an integer from 1 to 1000, default 4',
   }),
+  WORKER_LOCK_MS: spec({
+    schema: integer(1_000, 600_000).default(20_000),
+    expected: 'milliseconds, an integer from 1000 to 600000, default 20000',
+  }),
   RETENTION_DAYS: spec({
     schema: integer(1, 3650).default(7),
     expected: 'days, an integer from 1 to 3650, default 7',

@@ -53,6 +53,14 @@ function refused(call: GatedCall, d: Decision): Resolution {
   return { result, action: record(call, d, kind, result), evidence: [] };
 }
 
+/** What a result the ledger returned instead of executing says about the call. */
+function ledgerOutcome(result: ToolResult): ActionRecord['outcome'] {
+  if (result.ok) return 'succeeded';
+  if (result.error.code === 'outcome_unknown') return 'outcome_unknown';
+  if (result.error.code === 'approval_mismatch') return 'not_executed';
+  return 'failed';
+}
+
 async function execute(state: RunState, call: GatedCall, d: Decision, deps: EngineDeps): Promise<Resolution> {
   if (d.argsHash !== call.argsHash) {
     // Nothing runs on an approval of other arguments than those shown: invariant 2.
@@ -71,7 +79,7 @@ async function execute(state: RunState, call: GatedCall, d: Decision, deps: Engi
   if (!gate.proceed) {
     return {
       result: gate.result,
-      action: record(call, d, gate.result.ok ? 'succeeded' : 'failed', gate.result),
+      action: record(call, d, ledgerOutcome(gate.result), gate.result),
       evidence: [],
     };
   }

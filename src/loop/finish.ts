@@ -13,6 +13,7 @@ const STATUS_OF: Record<StopReason, RunStatus> = {
   tool_errors: 'stopped',
   model_error: 'failed',
   validation_failed: 'failed',
+  internal_error: 'failed',
   cancelled: 'cancelled',
 };
 

@@ -2,18 +2,29 @@ import { applyDecisions } from './decisions.js';
 import { step } from './step.js';
 import type { Decision, EngineDeps, RunState, StepOutcome } from './types.js';
 
-/**
- * Steps a running run until it pauses for approval or ends. `shouldCancel` is asked at every step
- * boundary (the worker reads a cancel flag there).
- */
+/** Questions asked at every step boundary. */
+export interface Boundary {
+  /** Someone asked to cancel the run: stop here. */
+  shouldCancel?: (state: RunState) => boolean;
+  /** This process is shutting down: leave the run as it is for another worker to continue. */
+  shouldYield?: () => boolean;
+}
+
+export type RunOutcome =
+  | Exclude<StepOutcome, { type: 'run_again' }>
+  | { type: 'cancel_requested'; state: RunState }
+  | { type: 'yielded'; state: RunState };
+
+/** Steps a running run until it pauses for approval, ends, or a boundary question says stop. */
 export async function runUntilPause(
   state: RunState,
   deps: EngineDeps,
-  shouldCancel?: (state: RunState) => Promise<boolean> | boolean,
-): Promise<Exclude<StepOutcome, { type: 'run_again' }> | { type: 'cancel_requested'; state: RunState }> {
+  boundary: Boundary = {},
+): Promise<RunOutcome> {
   let current = state;
   for (;;) {
-    if (shouldCancel && (await shouldCancel(current))) return { type: 'cancel_requested', state: current };
+    if (boundary.shouldCancel?.(current)) return { type: 'cancel_requested', state: current };
+    if (boundary.shouldYield?.()) return { type: 'yielded', state: current };
     const outcome = await step(current, deps);
     if (outcome.type !== 'run_again') return outcome;
     current = outcome.state;
@@ -25,9 +36,9 @@ export async function decideAndContinue(
   state: RunState,
   decisions: readonly Decision[],
   deps: EngineDeps,
-  shouldCancel?: (state: RunState) => Promise<boolean> | boolean,
-): ReturnType<typeof runUntilPause> {
+  boundary: Boundary = {},
+): Promise<RunOutcome> {
   const outcome = await applyDecisions(state, decisions, deps);
   if (outcome.type !== 'run_again') return outcome;
-  return runUntilPause(outcome.state, deps, shouldCancel);
+  return runUntilPause(outcome.state, deps, boundary);
 }

@@ -33,6 +33,7 @@ export function createRun(input: NewRun): RunState {
     runId: input.runId,
     status: 'running',
     requester: input.requester,
+    question: input.question,
     messages: [
       { role: 'system', content: input.systemPrompt },
       ...(input.history ?? []),

@@ -245,6 +245,7 @@ export type StopReason =
   | 'tool_errors'
   | 'model_error'
   | 'validation_failed'
+  | 'internal_error'
   | 'cancelled';
 
 export interface ModelPrice {
@@ -344,6 +345,8 @@ export interface RunState {
   runId: string;
   status: RunStatus;
   requester: Requester;
+  /** The person's question that started the run (also the last `user` message of the initial history). */
+  question: string;
   messages: Message[];
   /** Model calls made so far. */
   step: number;

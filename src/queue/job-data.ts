@@ -26,6 +26,11 @@ export const startJobSchema = z.strictObject({
   kind: z.enum(['mention', 'dm', 'thread_reply']),
   /** When the bot received the event (ms since the epoch). */
   receivedAt: z.number().int().nonnegative(),
+  /**
+   * Set when the message waited in its thread's inbox behind this run and is now started by the worker
+   * (the original job already completed, so the re-added job needs an id of its own).
+   */
+  queuedBehind: z.string().refine(isRunId, 'a run id').optional(),
 });
 
 const belongsToRun = (data: { runId: string; approvalId: string }) => runIdOf(data.approvalId) === data.runId;

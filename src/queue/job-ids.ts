@@ -23,7 +23,9 @@ export const expireJobId = (approvalId: string): string => `expire-${encode(appr
 export function jobIdFor(job: RunJob): string {
   switch (job.name) {
     case 'start':
-      return startJobId(job.data.eventId);
+      return job.data.queuedBehind
+        ? `${startJobId(job.data.eventId)}.after-${encode(job.data.queuedBehind)}`
+        : startJobId(job.data.eventId);
     case 'resume':
       return resumeJobId(job.data.approvalId);
     case 'cancel':

@@ -11,5 +11,6 @@ export const STOP_REASON_SENTENCE: Record<StopReason, string> = {
   tool_errors: 'I stopped because too many tool calls failed in a row.',
   model_error: 'I stopped because the language model could not be reached or gave unusable replies.',
   validation_failed: 'I stopped because I could not produce an answer that passed the checks.',
+  internal_error: 'I stopped because loopgate itself failed to continue this run (see the logs).',
   cancelled: 'The run was cancelled.',
 };

@@ -75,6 +75,7 @@ export const stopReasonSchema = z.enum([
   'tool_errors',
   'model_error',
   'validation_failed',
+  'internal_error',
   'cancelled',
 ]);
 
@@ -87,6 +88,7 @@ export const runHeaderStateSchema = z.strictObject({
     teamId: z.string().optional(),
     timeZone: z.string().optional(),
   }),
+  question: z.string(),
   step: z.number(),
   usage: z.strictObject({
     inputTokens: z.number(),

@@ -21,7 +21,7 @@ const SCRIPT_KEYS = {
   beginExecution: 2,
   finishExecution: 2,
   claimThread: 2,
-  releaseThread: 2,
+  releaseThread: 3,
 } as const;
 
 export type ScriptName = keyof typeof SCRIPT_KEYS;

@@ -17,6 +17,11 @@ export type ThreadTurn = Extract<Message, { role: 'user' } | { role: 'assistant'
 
 /** Questions and answers kept per thread (the oldest are dropped): bounds the context a follow-up gets. */
 const MAX_TURNS = 40;
+/**
+ * How long the thread waits for the queued job it was handed to; should that job never come (the worker
+ * died between the hand-over and adding it), the thread frees itself.
+ */
+const HANDOVER_MS = 300_000;
 
 /**
  * loopgate's own memory of Slack threads, because Slack's history APIs are rate-limited to about one
@@ -30,21 +35,13 @@ export class ThreadMemory {
     return this.ctx.keys.thread(thread.teamId, thread.channelId, thread.threadTs);
   }
 
+  private ttlMs(): number {
+    return this.ctx.options.maxRunLifetimeMs || this.ctx.options.retentionMs;
+  }
+
   async history(thread: ThreadRef): Promise<ThreadTurn[]> {
     const list = await this.ctx.redis.lrange(this.keys(thread).history, 0, -1);
     return parseJsonList(list) as ThreadTurn[];
-  }
-
-  /** Records the turns of a finished run; keeps the newest MAX_TURNS, for the retention period. */
-  async append(thread: ThreadRef, turns: readonly ThreadTurn[]): Promise<void> {
-    if (turns.length === 0) return;
-    const key = this.keys(thread).history;
-    await this.ctx.redis
-      .multi()
-      .rpush(key, ...turns.map((t) => JSON.stringify(t)))
-      .ltrim(key, -MAX_TURNS, -1)
-      .pexpire(key, this.ctx.options.retentionMs)
-      .exec();
   }
 
   /** Whether a thread has a run working in it, and which. */
@@ -57,26 +54,27 @@ export class ThreadMemory {
    * Makes `runId` the thread's active run (true), or queues `job` behind the run working there (false).
    * Idempotent for a redelivered job.
    */
-  async claim(thread: ThreadRef, runId: string, job: unknown): Promise<boolean> {
+  async claim(thread: ThreadRef, runId: string, job: unknown, replacing?: string): Promise<boolean> {
     const keys = this.keys(thread);
     const reply = await this.ctx.script(
       'claimThread',
       [keys.active, keys.inbox],
-      [runId, canonicalJson(job), this.ctx.options.maxRunLifetimeMs || this.ctx.options.retentionMs],
+      [runId, canonicalJson(job), this.ttlMs(), replacing ?? ''],
     );
     return reply === 1;
   }
 
   /**
-   * The thread's run ended: returns the next queued job (the thread is held for it) or null when the
-   * thread is free. A run that was not the active one changes nothing.
+   * The thread's run ended: appends its turns to the history and returns the next queued job (the
+   * thread is held for it a short while) or null when the thread is free. A run that was not the active
+   * one changes nothing, so a recovered job cannot record its turns twice.
    */
-  async release(thread: ThreadRef, runId: string): Promise<unknown | null> {
+  async release(thread: ThreadRef, runId: string, turns: readonly ThreadTurn[]): Promise<unknown | null> {
     const keys = this.keys(thread);
     const reply = await this.ctx.script(
       'releaseThread',
-      [keys.active, keys.inbox],
-      [runId, this.ctx.options.maxRunLifetimeMs || this.ctx.options.retentionMs],
+      [keys.active, keys.inbox, keys.history],
+      [runId, this.ttlMs(), MAX_TURNS, HANDOVER_MS, ...turns.map((t) => JSON.stringify(t))],
     );
     if (reply === null || reply === -1) return null;
     if (typeof reply !== 'string') {

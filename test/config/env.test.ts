@@ -41,6 +41,7 @@ describe('loadEnv: defaults', () => {
       OPENAI_MAX_RETRIES: 4,
       OPENAI_TIMEOUT_MS: 60_000,
       WORKER_CONCURRENCY: 4,
+      WORKER_LOCK_MS: 20_000,
       RETENTION_DAYS: 7,
     });
   });

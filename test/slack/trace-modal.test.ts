@@ -10,6 +10,7 @@ function runState(): RunState {
     runId: 'run_7',
     status: 'completed',
     requester: { userId: 'U0REQ' },
+    question: 'Is payments healthy?',
     messages: [
       { role: 'system', content: 'You are loopgate.' },
       { role: 'user', content: 'Is payments healthy?' },

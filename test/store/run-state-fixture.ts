@@ -17,6 +17,7 @@ export function realisticState(runId: string): RunState {
     runId,
     status: 'awaiting_approval',
     requester: { userId: 'U0ALICE', teamId: 'T0TEAM', timeZone: 'Europe/Berlin' },
+    question: 'Restart payments in staging please',
     messages: [
       { role: 'system', content: 'You are loopgate, an operations assistant. Be brief.' },
       {

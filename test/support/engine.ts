@@ -33,7 +33,7 @@ export type ScriptStep =
       usage?: { inputTokens: number; outputTokens: number };
     }
   | { throws: Error }
-  | ((req: ModelRequest) => ScriptStep);
+  | ((req: ModelRequest) => ScriptStep | Promise<ScriptStep>);
 
 export const call = (name: string, args: unknown | string = {}, id?: string) => ({
   name,
@@ -55,7 +55,7 @@ export function scriptedModel(
       requests.push({ ...req, messages: [...req.messages] });
       let next = queue.shift();
       if (!next) throw new Error('scripted model: script exhausted');
-      while (typeof next === 'function') next = next(req);
+      while (typeof next === 'function') next = await next(req);
       if ('throws' in next) throw next.throws;
       const usage = next.usage ?? { inputTokens: 10, outputTokens: 5 };
       if ('calls' in next) {

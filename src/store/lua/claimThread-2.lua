@@ -4,14 +4,18 @@
 
   KEYS[1] thread's active run (string)   KEYS[2] thread inbox (list of start job JSON)
   ARGV[1] run id   ARGV[2] start job JSON (canonical)   ARGV[3] TTL ms of both keys
+  ARGV[4] a run id the caller found finished (or gone) while still marked active: it may be replaced;
+          '' for none
 
   The active value is a run id, or `next:<sha1 of a job>` while releaseThread hands the thread to that
-  queued job; the job's own claim then takes it.
+  queued job; that job's own claim then takes it.
   Returns 1 when the run is (now or already) the thread's active run, 0 when its job was queued.
 ]]
 local active = redis.call('GET', KEYS[1])
-if not active or active == ARGV[1] or active == 'next:' .. redis.sha1hex(ARGV[2]) then
+if not active or active == ARGV[1] or active == 'next:' .. redis.sha1hex(ARGV[2])
+    or (ARGV[4] ~= '' and active == ARGV[4]) then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
+  redis.call('LREM', KEYS[2], 0, ARGV[2])
   return 1
 end
 for _, queued in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do

@@ -1,0 +1,232 @@
+/**
+ * The Bolt app: receives Slack's events, clicks, modal submissions and slash commands, and turns them into
+ * jobs and decisions. HTTP mode serves `POST /slack/events` (all three kinds), `GET /healthz` and
+ * `GET /readyz` on PORT; Socket Mode is used instead when SLACK_APP_TOKEN is set (the probes then stay on
+ * PORT). Listeners only parse, check, enqueue or decide, and ack; the logic lives in the modules they call.
+ *
+ * The HTTP receiver runs listeners before it answers (processBeforeResponse), so an event gets its 200 only
+ * once its job is queued and Slack retries when queueing failed. Clicks are acked at once and handled as
+ * tracked background tasks, so Slack API calls never hold up Slack's 3-second deadline.
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { App, HTTPReceiver, type Receiver, SocketModeReceiver } from '@slack/bolt';
+import type { Env } from '../config/env.js';
+import type { Policy } from '../config/policy.js';
+import type { Logger } from '../log/logger.js';
+import type { Clock } from '../loop/types.js';
+import type { RunsQueue } from '../queue/index.js';
+import { ACTION_IDS, CALLBACK_IDS } from '../slack/ids.js';
+import type { Store } from '../store/index.js';
+import { approveClicked, reapproveClicked, rejectClicked, rejectSubmitted } from './approvals.js';
+import { createGroupMembers } from './approvers.js';
+import { createBackground } from './background.js';
+import { boltLevelOf, boltLogger } from './bolt-logger.js';
+import { loopgateCommand, SLASH_COMMAND } from './commands.js';
+import type { BotContext } from './context.js';
+import { detailsClicked } from './details.js';
+import { messageReceived } from './events.js';
+import { healthRoutes, type Pingable } from './health.js';
+import { homeOpened } from './home.js';
+import { noticeModal } from './notice-modal.js';
+import { botSlack } from './slack-calls.js';
+import {
+  appHomeOpenedSchema,
+  blockActionSchema,
+  type ClickTarget,
+  clickTarget,
+  eventEnvelopeSchema,
+  messageEventSchema,
+  slashCommandSchema,
+  viewSubmissionSchema,
+} from './slack-payloads.js';
+
+export const EVENTS_PATH = '/slack/events';
+
+export type BotEnv = Pick<
+  Env<'bot'>,
+  'SLACK_BOT_TOKEN' | 'SLACK_SIGNING_SECRET' | 'SLACK_APP_TOKEN' | 'SLACK_API_URL' | 'PORT'
+>;
+
+export interface BotAppDeps {
+  env: BotEnv;
+  policy: Policy;
+  /** The run store (createStore over a `store` connection). */
+  store: Store;
+  /** The runs queue on a `producer` connection. */
+  queue: RunsQueue;
+  /** Pinged by `/readyz`: the store's connection. */
+  redis: Pingable;
+  logger: Logger;
+  /** Default: the system clock. */
+  clock?: Clock;
+  /**
+   * The bot's ids, when known; otherwise Bolt asks Slack (auth.test) while the app is created, which also
+   * proves the token works.
+   */
+  identity?: { botId: string; botUserId: string };
+  /** How long user group members are cached (usergroups.users.list). Default 5 minutes. */
+  groupCacheTtlMs?: number;
+}
+
+export interface BotApp {
+  app: App;
+  mode: 'http' | 'socket';
+  /**
+   * Starts receiving. HTTP mode listens on `port` (default PORT; 0 picks a free one) and resolves with the
+   * port it got; Socket Mode connects to Slack and serves the probes on PORT.
+   */
+  start(port?: number): Promise<{ port: number }>;
+  /** Stops receiving, then waits up to `timeoutMs` (default 5 s) for tasks already started. */
+  stop(timeoutMs?: number): Promise<void>;
+  /** Resolves once no background task is running (tests wait on it before asserting). */
+  idle(): Promise<void>;
+}
+
+/** Client retries: a few, with backoff, so a Slack hiccup delays a card update but never hangs shutdown. */
+const CLIENT_OPTIONS = {
+  rejectRateLimitedCalls: false,
+  retryConfig: { retries: 4, factor: 2, minTimeout: 500, maxTimeout: 10_000, randomize: true },
+  timeout: 15_000,
+} as const;
+
+function createReceiver(deps: BotAppDeps, log: ReturnType<typeof boltLogger>): Receiver {
+  const customRoutes = healthRoutes(deps.redis);
+  const logLevel = boltLevelOf(deps.logger.level);
+  if (deps.env.SLACK_APP_TOKEN) {
+    return new SocketModeReceiver({
+      appToken: deps.env.SLACK_APP_TOKEN,
+      customRoutes,
+      installerOptions: { port: deps.env.PORT },
+      logger: log,
+      logLevel,
+    });
+  }
+  return new HTTPReceiver({
+    signingSecret: deps.env.SLACK_SIGNING_SECRET,
+    endpoints: [EVENTS_PATH],
+    customRoutes,
+    processBeforeResponse: true,
+    logger: log,
+    logLevel,
+  });
+}
+
+export async function createBotApp(deps: BotAppDeps): Promise<BotApp> {
+  const log = boltLogger(deps.logger);
+  const receiver = createReceiver(deps, log);
+  const app = new App({
+    token: deps.env.SLACK_BOT_TOKEN,
+    receiver,
+    logger: log,
+    logLevel: boltLevelOf(deps.logger.level),
+    clientOptions: { ...CLIENT_OPTIONS, slackApiUrl: deps.env.SLACK_API_URL },
+    convoStore: false,
+    deferInitialization: true,
+    ...(deps.identity
+      ? { botId: deps.identity.botId, botUserId: deps.identity.botUserId, tokenVerificationEnabled: false }
+      : {}),
+  });
+  await app.init();
+
+  const clock = deps.clock ?? { now: () => Date.now() };
+  const slack = botSlack(app.client);
+  const background = createBackground(deps.logger);
+  const ctx: BotContext = {
+    policy: deps.policy,
+    store: deps.store,
+    queue: deps.queue,
+    slack,
+    groups: createGroupMembers({ lookup: slack.groupMembers, clock, ttlMs: deps.groupCacheTtlMs }),
+    clock,
+    logger: deps.logger,
+    background,
+  };
+  registerListeners(app, ctx);
+
+  return {
+    app,
+    mode: receiver instanceof SocketModeReceiver ? 'socket' : 'http',
+    async start(port = deps.env.PORT) {
+      if (receiver instanceof HTTPReceiver) {
+        const server: Server = await receiver.start(port);
+        return { port: (server.address() as AddressInfo).port };
+      }
+      await receiver.start();
+      return { port: deps.env.PORT };
+    },
+    async stop(timeoutMs = 5_000) {
+      await receiver.stop();
+      if (!(await background.drain(timeoutMs))) {
+        deps.logger.warn({ timeoutMs }, 'bot stopped with background tasks still running');
+      }
+    },
+    idle: background.idle,
+  };
+}
+
+function registerListeners(app: App, ctx: BotContext): void {
+  app.error(async (error) => {
+    ctx.logger.error({ err: error, code: error.code }, 'a Slack request failed');
+    // Rethrown so the receiver answers 500 and Slack retries the event.
+    throw error;
+  });
+
+  const onMessage = async (args: { body: unknown; event: unknown; context: { botUserId?: string; retryNum?: number } }) => {
+    const envelope = eventEnvelopeSchema.parse(args.body);
+    const event = messageEventSchema.safeParse(args.event);
+    if (!event.success) {
+      ctx.logger.warn({ eventId: envelope.event_id, problem: event.error.message }, 'unreadable message event');
+      return;
+    }
+    const botUserId = args.context.botUserId;
+    if (!botUserId) throw new Error('the bot user id is unknown (auth.test did not answer)');
+    await messageReceived(ctx, {
+      event: event.data,
+      eventId: envelope.event_id,
+      teamId: envelope.team_id,
+      botUserId,
+      retryNum: args.context.retryNum,
+    });
+  };
+  app.event('app_mention', onMessage);
+  app.event('message', onMessage);
+
+  app.event('app_home_opened', async ({ body, event }) => {
+    const envelope = eventEnvelopeSchema.parse(body);
+    const opened = appHomeOpenedSchema.parse(event);
+    if (opened.tab !== undefined && opened.tab !== 'home') return;
+    ctx.background.run('publish App Home', () => homeOpened(ctx, envelope.team_id, opened.user), {
+      user: opened.user,
+    });
+  });
+
+  const onClick =
+    (label: string, handle: (ctx: BotContext, target: ClickTarget) => Promise<void>) =>
+    async ({ ack, body }: { ack: () => Promise<void>; body: unknown }) => {
+      await ack();
+      const target = clickTarget(blockActionSchema.parse(body));
+      ctx.background.run(label, () => handle(ctx, target), { user: target.userId, value: target.value });
+    };
+  app.action(ACTION_IDS.approve, onClick('approve click', approveClicked));
+  app.action(ACTION_IDS.reject, onClick('reject click', rejectClicked));
+  app.action(ACTION_IDS.reapprove, onClick('approve-again click', reapproveClicked));
+  app.action(ACTION_IDS.details, onClick('details click', detailsClicked));
+
+  app.view(CALLBACK_IDS.rejectReason, async ({ ack, body }) => {
+    const submission = viewSubmissionSchema.parse(body);
+    const problem = await rejectSubmitted(ctx, submission.user.id, submission.view);
+    if (problem === null) await ack();
+    else await ack({ response_action: 'update', view: noticeModal('Reject', problem) });
+  });
+
+  app.command(SLASH_COMMAND, async ({ ack, body }) => {
+    const command = slashCommandSchema.parse(body);
+    try {
+      await ack(await loopgateCommand(ctx, command));
+    } catch (error) {
+      ctx.logger.error({ err: error, text: command.text, user: command.user_id }, 'slash command failed');
+      await ack({ response_type: 'ephemeral', text: 'Something went wrong on my side; please try again.' });
+    }
+  });
+}

@@ -1,0 +1,154 @@
+/**
+ * Decisions on approval cards: Approve, Reject (a modal asks for a reason, then its submission decides),
+ * and "Approve again" on an outcome_unknown card. Every path runs the same server-side checks
+ * (approval-checks.ts); a decision is recorded by compare-and-set (first decision wins, audited), then
+ * the run gets a `resume` job whose id is the approval id, so double clicks, two approvers at once and
+ * Slack's retries execute nothing twice. The card is then redrawn in place with the outcome.
+ */
+import { addRunJob } from '../queue/index.js';
+import { approvalCard } from '../slack/approval-card.js';
+import { approvalViewFromRecord } from '../slack/approval-view.js';
+import { parseRejectReasonSubmission, rejectReasonModal } from '../slack/reject-reason-modal.js';
+import type { ApprovalDecision, ApprovalRecord, DecideResult } from '../store/index.js';
+import { type ApprovalClick, checkApprovalClick, closedText } from './approval-checks.js';
+import type { BotContext } from './context.js';
+import type { ClickTarget } from './slack-payloads.js';
+
+function approvalClick(target: ClickTarget): ApprovalClick {
+  return {
+    approvalId: target.value,
+    userId: target.userId,
+    channelId: target.channelId,
+    messageTs: target.messageTs,
+  };
+}
+
+/** An ephemeral note to the clicker next to the card; clicks outside a conversation are only logged. */
+async function tellClicker(ctx: BotContext, target: ClickTarget, text: string): Promise<void> {
+  if (!target.channelId) {
+    ctx.logger.warn({ user: target.userId, note: text }, 'click outside a conversation: nowhere to answer');
+    return;
+  }
+  await ctx.slack.ephemeral({ channel: target.channelId, user: target.userId, threadTs: target.threadTs }, text);
+}
+
+type Outcome =
+  | { recorded: true; record: ApprovalRecord; resumed: boolean }
+  | { recorded: false; message: string };
+
+/**
+ * Records `decision` (first decision wins), queues the run's resume when this decision won, and redraws
+ * the card whenever the record changed (also when the click came too late and expired the approval).
+ */
+async function decide(
+  ctx: BotContext,
+  record: ApprovalRecord,
+  decision: Extract<ApprovalDecision, 'approved' | 'rejected'>,
+  userId: string,
+  reason?: string,
+): Promise<Outcome> {
+  const card = record.card;
+  const permalink = card ? await ctx.slack.permalink(card.channel, card.ts) : undefined;
+  const result: DecideResult = await ctx.store.approvals.decide({
+    approvalId: record.approvalId,
+    decision,
+    decidedBy: userId,
+    ...(reason ? { reason } : {}),
+    now: ctx.clock.now(),
+    ...(permalink ? { permalink } : {}),
+  });
+  if (result.changed) redrawCard(ctx, result.record);
+  if (!result.won) {
+    return {
+      recorded: false,
+      message: closedText(result.record, ctx.clock.now()) ?? 'This approval was already decided.',
+    };
+  }
+  const fields = { runId: record.runId, approvalId: record.approvalId };
+  ctx.logger.info({ ...fields, decision, decidedBy: userId }, 'approval decided');
+  try {
+    await addRunJob(ctx.queue, {
+      name: 'resume',
+      data: { v: 1, runId: record.runId, approvalId: record.approvalId },
+    });
+    return { recorded: true, record: result.record, resumed: true };
+  } catch (error) {
+    ctx.logger.error({ err: error, ...fields }, 'decision recorded but the resume job could not be queued');
+    return { recorded: true, record: result.record, resumed: false };
+  }
+}
+
+function redrawCard(ctx: BotContext, record: ApprovalRecord): void {
+  const card = record.card;
+  if (!card) return;
+  ctx.background.run(
+    'update approval card',
+    () => ctx.slack.updateMessage(card.channel, card.ts, approvalCard(approvalViewFromRecord(record))),
+    { runId: record.runId, approvalId: record.approvalId },
+  );
+}
+
+const notResumedText = (record: ApprovalRecord) =>
+  `Your decision is recorded, but I could not hand run \`${record.runId}\` back to a worker (the queue is unavailable). Please tell an operator.`;
+
+/** Approve clicked: check, decide, resume. Anything refused is explained to the clicker only. */
+export async function approveClicked(ctx: BotContext, target: ClickTarget): Promise<void> {
+  const check = await checkApprovalClick(ctx, approvalClick(target), 'approve');
+  if (!check.ok) return tellClicker(ctx, target, check.message);
+  const outcome = await decide(ctx, check.record, 'approved', target.userId);
+  if (!outcome.recorded) return tellClicker(ctx, target, outcome.message);
+  if (!outcome.resumed) return tellClicker(ctx, target, notResumedText(outcome.record));
+}
+
+/**
+ * Reject clicked: after the same checks, opens the reason modal at once (the click's trigger_id lives
+ * about 3 s). The decision is taken when the modal is submitted.
+ */
+export async function rejectClicked(ctx: BotContext, target: ClickTarget): Promise<void> {
+  const check = await checkApprovalClick(ctx, approvalClick(target), 'reject');
+  if (!check.ok) return tellClicker(ctx, target, check.message);
+  const { record } = check;
+  const card = record.card;
+  if (!card) return;
+  try {
+    await ctx.slack.openView(
+      target.triggerId,
+      rejectReasonModal({ approvalId: record.approvalId, channel: card.channel, messageTs: card.ts, tool: record.tool }),
+    );
+  } catch (error) {
+    ctx.logger.warn({ err: error, approvalId: record.approvalId }, 'could not open the reject-reason modal');
+    await tellClicker(ctx, target, 'Slack did not let me open the reason form in time. Please click Reject again.');
+  }
+}
+
+/**
+ * The reject-reason modal was submitted. Checks again (time passed since the click), decides, resumes.
+ * Returns the text to show in the modal when nothing was recorded, or null to close it.
+ */
+export async function rejectSubmitted(ctx: BotContext, userId: string, view: unknown): Promise<string | null> {
+  const submitted = parseRejectReasonSubmission(view);
+  const click: ApprovalClick = {
+    approvalId: submitted.approvalId,
+    userId,
+    channelId: submitted.channel,
+    messageTs: submitted.messageTs,
+  };
+  const check = await checkApprovalClick(ctx, click, 'reject');
+  if (!check.ok) return check.message;
+  const outcome = await decide(ctx, check.record, 'rejected', userId, submitted.reason);
+  if (!outcome.recorded) return outcome.message;
+  return outcome.resumed ? null : notResumedText(outcome.record);
+}
+
+/**
+ * "Approve again" on an outcome_unknown card. Asking again needs a new approval round, which only the
+ * worker holding the run's lease can create; until it does, the clicker is told to check by hand.
+ */
+export async function reapproveClicked(ctx: BotContext, target: ClickTarget): Promise<void> {
+  await tellClicker(
+    ctx,
+    target,
+    'Approving again is not available yet. The first attempt may or may not have taken effect: check by hand ' +
+      '(Details shows what was sent), then ask again in this thread if it still needs doing.',
+  );
+}

@@ -1,0 +1,110 @@
+/**
+ * Who may decide an approval, checked on the server for every click: the policy's approvers of the tool
+ * (Slack user ids, and user groups whose members are looked up with usergroups.users.list and cached),
+ * and, for approving, never the requester unless `approvals.selfApproval` allows it. Rejecting is also
+ * open to the requester: it only stops their own call, which they could cancel anyway.
+ */
+import { type Approvers, approversFor } from '../config/policy-limits.js';
+import type { Policy } from '../config/policy.js';
+import type { Clock } from '../loop/types.js';
+import { escapeMrkdwn, mention } from '../slack/mrkdwn.js';
+import type { ApprovalRecord } from '../store/index.js';
+
+/** Group members, cached; concurrent lookups of one group share one Slack call. */
+export interface GroupMembers {
+  /** Throws when Slack cannot answer (the caller refuses the click and says so). */
+  has(groupId: string, userId: string): Promise<boolean>;
+}
+
+export interface GroupMembersOptions {
+  lookup: (groupId: string) => Promise<string[]>;
+  clock: Clock;
+  /** How long a group's member list is trusted. Default 5 minutes. */
+  ttlMs?: number;
+}
+
+export function createGroupMembers(options: GroupMembersOptions): GroupMembers {
+  const ttlMs = options.ttlMs ?? 5 * 60_000;
+  const cache = new Map<string, { members: ReadonlySet<string>; until: number }>();
+  const inFlight = new Map<string, Promise<ReadonlySet<string>>>();
+
+  const members = (groupId: string): Promise<ReadonlySet<string>> => {
+    const cached = cache.get(groupId);
+    if (cached && cached.until > options.clock.now()) return Promise.resolve(cached.members);
+    const pending = inFlight.get(groupId);
+    if (pending) return pending;
+    const lookup = options
+      .lookup(groupId)
+      .then((users) => {
+        const set = new Set(users);
+        cache.set(groupId, { members: set, until: options.clock.now() + ttlMs });
+        return set;
+      })
+      .finally(() => inFlight.delete(groupId));
+    inFlight.set(groupId, lookup);
+    return lookup;
+  };
+
+  return { has: async (groupId, userId) => (await members(groupId)).has(userId) };
+}
+
+export type Decision = 'approve' | 'reject';
+
+export type Verdict = { ok: true } | { ok: false; reason: 'not_approver' | 'self_approval' | 'lookup_failed' };
+
+/** Whether `userId` is one of `approvers` (directly or through a group). */
+export async function isApprover(
+  approvers: Approvers,
+  userId: string,
+  groups: GroupMembers,
+): Promise<{ ok: true } | { ok: false; reason: 'not_approver' | 'lookup_failed' }> {
+  if (approvers.users.includes(userId)) return { ok: true };
+  let failed = false;
+  for (const groupId of approvers.groups) {
+    try {
+      if (await groups.has(groupId, userId)) return { ok: true };
+    } catch {
+      failed = true;
+    }
+  }
+  return { ok: false, reason: failed ? 'lookup_failed' : 'not_approver' };
+}
+
+/** May `userId` take `decision` on this approval, under the current policy? */
+export async function mayDecide(
+  policy: Policy,
+  record: Pick<ApprovalRecord, 'tool' | 'requester'>,
+  userId: string,
+  decision: Decision,
+  groups: GroupMembers,
+): Promise<Verdict> {
+  const isRequester = userId === record.requester;
+  if (decision === 'reject' && isRequester) return { ok: true };
+  const approver = await isApprover(approversFor(policy, record.tool), userId, groups);
+  if (!approver.ok) return approver;
+  if (isRequester && !policy.approvals.selfApproval) return { ok: false, reason: 'self_approval' };
+  return { ok: true };
+}
+
+/** `<@U…>, <!subteam^S…>` or a note that nobody is configured. */
+export function approversText(approvers: Approvers): string {
+  const all = [...approvers.users, ...approvers.groups].map(mention);
+  return all.length === 0 ? 'nobody (no approvers are configured)' : all.join(', ');
+}
+
+/** Why a click was refused, for the clicker. */
+export function verdictText(
+  verdict: Exclude<Verdict, { ok: true }>,
+  policy: Policy,
+  tool: string,
+  decision: Decision,
+): string {
+  switch (verdict.reason) {
+    case 'self_approval':
+      return 'You asked for this run, and the policy does not let requesters approve their own calls. Another approver has to decide.';
+    case 'lookup_failed':
+      return 'I could not check your user group membership with Slack just now. Nothing was changed; please try again in a moment.';
+    case 'not_approver':
+      return `You may not ${decision} \`${escapeMrkdwn(tool)}\` calls. They can be decided by ${approversText(approversFor(policy, tool))}. Nothing was changed.`;
+  }
+}

@@ -1,0 +1,20 @@
+import type { Policy } from '../config/policy.js';
+import type { Logger } from '../log/logger.js';
+import type { Clock } from '../loop/types.js';
+import type { RunsQueue } from '../queue/index.js';
+import type { Store } from '../store/index.js';
+import type { GroupMembers } from './approvers.js';
+import type { Background } from './background.js';
+import type { BotSlack } from './slack-calls.js';
+
+/** What every handler of the bot works with; built once by createBotApp. */
+export interface BotContext {
+  policy: Policy;
+  store: Store;
+  queue: RunsQueue;
+  slack: BotSlack;
+  groups: GroupMembers;
+  clock: Clock;
+  logger: Logger;
+  background: Background;
+}

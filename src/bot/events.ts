@@ -1,0 +1,117 @@
+/**
+ * Questions arriving as Slack events become `start` jobs. The job id is Slack's `event_id`, so Slack's
+ * retries of one event (X-Slack-Retry-Num) add nothing. The listener awaits only the checks and the
+ * enqueue (Slack gets its 200 once the job is safely queued, a 500 otherwise and retries); notes to the
+ * person (channel not enabled, run waiting for approval) are posted afterwards, once per event.
+ */
+import { addRunJob } from '../queue/index.js';
+import { escapeMrkdwn } from '../slack/mrkdwn.js';
+import type { ThreadRef } from '../store/index.js';
+import type { BotContext } from './context.js';
+import { classifyMessage } from './inbound.js';
+import type { MessageEvent } from './slack-payloads.js';
+
+export interface ReceivedMessage {
+  event: MessageEvent;
+  eventId: string;
+  teamId: string;
+  botUserId: string;
+  /** Slack's retry count of this delivery (undefined for the first). */
+  retryNum: number | undefined;
+}
+
+export function channelAllowed(ctx: Pick<BotContext, 'policy'>, channelId: string): boolean {
+  const allow = ctx.policy.channels.allow;
+  return allow.length === 0 || allow.includes(channelId);
+}
+
+export async function messageReceived(ctx: BotContext, received: ReceivedMessage): Promise<void> {
+  const inbound = classifyMessage(received.event, received.botUserId);
+  const fields = { eventId: received.eventId, channel: received.event.channel };
+  if (!inbound.take) {
+    ctx.logger.debug({ ...fields, reason: inbound.reason }, 'message event ignored');
+    return;
+  }
+  const firstDelivery = received.retryNum === undefined || received.retryNum === 0;
+  const to = { channel: inbound.channelId, user: inbound.userId, threadTs: inbound.inThread ? inbound.threadTs : undefined };
+  const note = (label: string, text: string) => {
+    if (firstDelivery) ctx.background.run(label, () => ctx.slack.ephemeral(to, text), fields);
+  };
+  const thread: ThreadRef = { teamId: received.teamId, channelId: inbound.channelId, threadTs: inbound.threadTs };
+
+  if (!channelAllowed(ctx, inbound.channelId)) {
+    // A follow-up in a thread of a channel that was removed from the list is ignored silently.
+    if (inbound.kind !== 'thread_reply') note('channel not enabled note', notEnabledText(ctx.policy.channels.allow));
+    return;
+  }
+  let activeRunId: string | null = null;
+  if (inbound.kind === 'thread_reply') {
+    activeRunId = await ctx.store.threads.activeRun(thread);
+    if (!activeRunId && (await ctx.store.threads.history(thread)).length === 0) {
+      ctx.logger.debug(fields, 'reply in a thread loopgate does not work in: ignored');
+      return;
+    }
+  }
+  if (inbound.text === '') {
+    if (inbound.kind !== 'thread_reply') note('empty question note', EMPTY_QUESTION_TEXT);
+    return;
+  }
+
+  await addRunJob(ctx.queue, {
+    name: 'start',
+    data: {
+      v: 1,
+      eventId: received.eventId,
+      teamId: received.teamId,
+      channelId: inbound.channelId,
+      threadTs: inbound.threadTs,
+      messageTs: inbound.ts,
+      userId: inbound.userId,
+      text: inbound.text,
+      kind: inbound.kind,
+      receivedAt: ctx.clock.now(),
+    },
+  });
+  ctx.logger.info({ ...fields, kind: inbound.kind, retryNum: received.retryNum }, 'start job queued');
+
+  if (inbound.inThread && firstDelivery) {
+    ctx.background.run('waiting-for-approval note', () => noteIfAwaitingApproval(ctx, thread, to, activeRunId), fields);
+  }
+}
+
+/**
+ * When the thread's run waits for approval, the new message is queued behind it (by the worker); the
+ * person is told so, with links to the pending cards, so the pending approval does not go unnoticed.
+ */
+async function noteIfAwaitingApproval(
+  ctx: BotContext,
+  thread: ThreadRef,
+  to: { channel: string; user: string; threadTs: string | undefined },
+  knownRunId: string | null,
+): Promise<void> {
+  const runId = knownRunId ?? (await ctx.store.threads.activeRun(thread));
+  if (!runId) return;
+  const pending = (await ctx.store.approvals.listForRun(runId)).filter((a) => a.status === 'pending');
+  if (pending.length === 0) return;
+  const links = await Promise.all(
+    pending.slice(0, 5).map(async (approval) => {
+      const tool = `\`${escapeMrkdwn(approval.tool)}\``;
+      const link = approval.card ? await ctx.slack.permalink(approval.card.channel, approval.card.ts) : undefined;
+      return link ? `<${link}|${tool}>` : tool;
+    }),
+  );
+  const more = pending.length > links.length ? ` and ${pending.length - links.length} more` : '';
+  await ctx.slack.ephemeral(
+    to,
+    `The run in this thread is waiting for approval of ${links.join(', ')}${more}. ` +
+      'Your message is queued and will be answered when that run finishes.',
+  );
+}
+
+const EMPTY_QUESTION_TEXT =
+  'Ask me something after the mention, for example "is payments healthy?", or try `/loopgate help`.';
+
+function notEnabledText(allow: readonly string[]): string {
+  const where = allow.map((id) => `<#${id}>`).join(', ');
+  return `loopgate is not enabled in this conversation. Ask me in ${where}.`;
+}

@@ -1,0 +1,60 @@
+/**
+ * The Slack Web API calls the bot makes, over Bolt's WebClient, with the answers it reads validated. One
+ * small surface so the handlers read as what they do ("tell the clicker", "update the card").
+ */
+import type { webApi } from '@slack/bolt';
+import { z } from 'zod';
+import type { KnownBlock, ModalView, SlackMessage } from '../slack/block-kit.js';
+import { within } from './background.js';
+
+/** Where an ephemeral note goes: only `user` sees it, in `channel` (and in `threadTs` when given). */
+export interface EphemeralTarget {
+  channel: string;
+  user: string;
+  threadTs?: string | undefined;
+}
+
+export interface BotSlack {
+  ephemeral(to: EphemeralTarget, text: string): Promise<void>;
+  /** A link to a message, or undefined when Slack does not answer within `waitMs` (default 1 s). */
+  permalink(channel: string, ts: string, waitMs?: number): Promise<string | undefined>;
+  updateMessage(channel: string, ts: string, message: SlackMessage): Promise<void>;
+  /** Opens a modal; `triggerId` is valid about 3 s after the click. */
+  openView(triggerId: string, view: ModalView): Promise<void>;
+  publishHome(userId: string, blocks: KnownBlock[]): Promise<void>;
+  /** Members of a user group (usergroups.users.list). */
+  groupMembers(groupId: string): Promise<string[]>;
+}
+
+const permalinkReply = z.looseObject({ permalink: z.string() });
+const membersReply = z.looseObject({ users: z.array(z.string()) });
+
+export function botSlack(client: webApi.WebClient): BotSlack {
+  return {
+    async ephemeral(to, text) {
+      await client.chat.postEphemeral({
+        channel: to.channel,
+        user: to.user,
+        text,
+        ...(to.threadTs ? { thread_ts: to.threadTs } : {}),
+      });
+    },
+    async permalink(channel, ts, waitMs = 1_000) {
+      const reply = await within(client.chat.getPermalink({ channel, message_ts: ts }), waitMs);
+      const parsed = permalinkReply.safeParse(reply);
+      return parsed.success ? parsed.data.permalink : undefined;
+    },
+    async updateMessage(channel, ts, message) {
+      await client.chat.update({ channel, ts, text: message.text, blocks: message.blocks });
+    },
+    async openView(triggerId, view) {
+      await client.views.open({ trigger_id: triggerId, view });
+    },
+    async publishHome(userId, blocks) {
+      await client.views.publish({ user_id: userId, view: { type: 'home', blocks } });
+    },
+    async groupMembers(groupId) {
+      return membersReply.parse(await client.usergroups.users.list({ usergroup: groupId })).users;
+    },
+  };
+}

@@ -1,0 +1,93 @@
+/**
+ * The fields of Slack's payloads that the bot relies on, validated with zod. Bolt hands listeners loosely
+ * typed bodies; each listener parses what it reads here and refuses anything else, so a surprising payload
+ * is a logged parse error instead of an `undefined` deep in the logic. Unknown fields are kept (Slack adds
+ * fields over time).
+ */
+import { z } from 'zod';
+
+const id = z.string().min(1);
+
+/** `app_mention` and `message` events (the fields shared by both). */
+export const messageEventSchema = z.looseObject({
+  type: z.enum(['app_mention', 'message']),
+  subtype: z.string().optional(),
+  channel: id,
+  /** `im`, `channel`, `group`, `mpim`; absent on app_mention. */
+  channel_type: z.string().optional(),
+  user: z.string().optional(),
+  bot_id: z.string().optional(),
+  text: z.string().optional(),
+  ts: z.string(),
+  thread_ts: z.string().optional(),
+  /** Present when Slack re-delivers an edited message as an event. */
+  edited: z.unknown().optional(),
+});
+export type MessageEvent = z.infer<typeof messageEventSchema>;
+
+/** The Events API envelope around an event. */
+export const eventEnvelopeSchema = z.looseObject({
+  /** Unique per event, repeated by Slack's retries: the start job's id. */
+  event_id: id,
+  team_id: id,
+});
+
+export const appHomeOpenedSchema = z.looseObject({
+  type: z.literal('app_home_opened'),
+  user: id,
+  tab: z.string().optional(),
+});
+
+/** A button click on a message (`block_actions`). */
+export const blockActionSchema = z.looseObject({
+  type: z.literal('block_actions'),
+  user: z.looseObject({ id }),
+  trigger_id: id,
+  /** Absent for clicks in App Home or in modals. */
+  channel: z.looseObject({ id }).optional(),
+  message: z.looseObject({ ts: z.string(), thread_ts: z.string().optional() }).optional(),
+  actions: z.array(z.looseObject({ action_id: z.string(), value: z.string().optional() })).min(1),
+});
+export type BlockAction = z.infer<typeof blockActionSchema>;
+
+/** A submitted modal (`view_submission`); the view itself is parsed by its own builder's parser. */
+export const viewSubmissionSchema = z.looseObject({
+  type: z.literal('view_submission'),
+  user: z.looseObject({ id }),
+  view: z.unknown(),
+});
+
+/** A slash command's form fields. */
+export const slashCommandSchema = z.looseObject({
+  command: z.string(),
+  text: z.string().default(''),
+  user_id: id,
+  channel_id: id,
+  team_id: id,
+});
+export type SlashCommand = z.infer<typeof slashCommandSchema>;
+
+/** Where a click happened and who clicked: what the server-side checks compare against. */
+export interface ClickTarget {
+  /** The button's value: an approval id or a run id. */
+  value: string;
+  userId: string;
+  triggerId: string;
+  channelId: string | undefined;
+  /** ts of the message carrying the button. */
+  messageTs: string | undefined;
+  /** Thread of that message, for ephemeral replies next to it. */
+  threadTs: string | undefined;
+}
+
+export function clickTarget(action: BlockAction): ClickTarget {
+  const message = action.message;
+  return {
+    value: action.actions[0]?.value ?? '',
+    userId: action.user.id,
+    triggerId: action.trigger_id,
+    channelId: action.channel?.id,
+    messageTs: message?.ts,
+    threadTs: message?.thread_ts ?? message?.ts,
+  };
+}

@@ -1,0 +1,26 @@
+import type { ApprovalRecord } from '../store/records.js';
+import type { ApprovalStatus, ApprovalView } from './approval-card.js';
+
+/**
+ * The card's view of a stored approval. `status` overrides the record's own for states the approval
+ * record does not hold (the ledger's `outcome_unknown`).
+ */
+export function approvalViewFromRecord(record: ApprovalRecord, status?: ApprovalStatus): ApprovalView {
+  return {
+    approvalId: record.approvalId,
+    runId: record.runId,
+    tool: record.tool,
+    effect: record.effect,
+    args: record.args,
+    argsHash: record.argsHash,
+    preview: record.preview,
+    reason: record.reason,
+    requesterId: record.requester,
+    approvers: record.approvers,
+    expiresAt: record.expiresAt,
+    status: status ?? record.status,
+    decidedBy: record.decidedBy,
+    decidedAt: record.decidedAt,
+    decisionReason: record.decisionReason,
+  };
+}

@@ -1,0 +1,171 @@
+import { cancelRun } from '../loop/decisions.js';
+import { decideAndContinue, type RunOutcome, runUntilPause } from '../loop/run.js';
+import { isFinished } from '../loop/state.js';
+import type { Decision, EngineDeps, EngineEvent, RunState } from '../loop/types.js';
+import type { RunSlackContext } from '../slack/notifier-port.js';
+import { AWAITING_APPROVAL_TEXT, progressText, THINKING_TEXT } from '../slack/progress.js';
+import { RunCheckpointer, storeExecutionLedger } from '../store/engine-ports.js';
+import { StoreError } from '../store/errors.js';
+import { approvalIdFor } from '../store/ids.js';
+import type { LoadedRun } from '../store/run-store.js';
+import { deliverEnd } from './deliver-end.js';
+import { cancelApprovalCards, markUnknownOutcomes, postPause } from './pause.js';
+import type { WorkerRuntime } from './runtime.js';
+import { TraceRecorder } from './trace-recorder.js';
+
+export type AdvanceResult = { type: 'done' } | { type: 'busy'; retryInMs: number };
+
+/** Slack coordinates of a loaded run, for the notifier. */
+export const slackContextOf = (run: LoadedRun): RunSlackContext => ({ runId: run.state.runId, ...run.slack });
+
+/** Decisions people recorded for the paused turn's calls that the engine has not applied yet. */
+async function recordedDecisions(rt: WorkerRuntime, state: RunState): Promise<Decision[]> {
+  const pending = state.turn?.pending ?? [];
+  const records = await Promise.all(
+    pending.map((call) => rt.store.approvals.get(approvalIdFor(state.runId, call.toolCallId))),
+  );
+  const decisions: Decision[] = [];
+  for (const record of records) {
+    if (!record || record.status === 'pending') continue;
+    const base = {
+      toolCallId: record.toolCallId,
+      ...(record.decidedBy ? { by: record.decidedBy } : {}),
+      ...(record.decisionReason ? { reason: record.decisionReason } : {}),
+    };
+    decisions.push(
+      record.status === 'approved'
+        ? { ...base, kind: 'approved', argsHash: record.argsHash }
+        : { ...base, kind: record.status },
+    );
+  }
+  return decisions;
+}
+
+function progressOf(event: EngineEvent): string | null {
+  switch (event.type) {
+    case 'step_started':
+      return THINKING_TEXT;
+    case 'tool_started':
+      return progressText([event.tool]);
+    case 'approval_needed':
+      return AWAITING_APPROVAL_TEXT;
+    default:
+      return null;
+  }
+}
+
+/**
+ * Advances one run as far as it can go now, holding its lease: a running run steps until it pauses or
+ * ends; a paused run applies the decisions people recorded; a cancel request ends it at this step
+ * boundary. Safe to call again for the same run at any time (redelivered or recovered jobs): what is
+ * already done is found in the store and not redone.
+ */
+export async function advanceRun(rt: WorkerRuntime, runId: string, jobId: string): Promise<AdvanceResult> {
+  const log = rt.logger.child({ runId, jobId });
+  let lease: Awaited<ReturnType<typeof rt.store.leases.acquire>>;
+  try {
+    lease = await rt.store.leases.acquire(runId, `${rt.workerId}/${jobId}`, rt.leaseTtlMs);
+  } catch (err) {
+    if (err instanceof StoreError && err.code === 'not_found') {
+      log.warn({}, 'run not found (expired or never created); nothing to do');
+      return { type: 'done' };
+    }
+    throw err;
+  }
+  if (!lease.acquired) {
+    log.info(
+      { holder: lease.holder, remainingMs: lease.remainingMs },
+      'run is leased by another job; retrying later',
+    );
+    return { type: 'busy', retryInMs: Math.max(50, Math.min(lease.remainingMs, rt.leaseTtlMs)) + 25 };
+  }
+  const { fence } = lease;
+  let leaseLost = false;
+  const renewal = setInterval(
+    () => {
+      rt.store.leases.renew(runId, fence, rt.leaseTtlMs).catch((err: unknown) => {
+        leaseLost = true;
+        log.warn({ err }, 'lease renewal failed; the next checkpoint will stop this job');
+      });
+    },
+    Math.max(100, Math.floor(rt.leaseTtlMs / 3)),
+  );
+  const trace = new TraceRecorder(rt.store.runs, runId, rt.clock.now);
+  try {
+    const loaded = await rt.store.runs.loadRun(runId);
+    if (!loaded) {
+      log.warn({}, 'run not found (expired or never created); nothing to do');
+      return { type: 'done' };
+    }
+    const ctx = slackContextOf(loaded);
+    if (isFinished(loaded.state)) {
+      await deliverEnd(rt, loaded.state, ctx, loaded.answerTs);
+      return { type: 'done' };
+    }
+    const checkpointer = new RunCheckpointer(rt.store.runs, runId, fence, loaded.persisted);
+    const deps: EngineDeps = {
+      model: rt.model,
+      tools: rt.tools,
+      clock: rt.clock,
+      logger: log,
+      emit: (event) => {
+        trace.record(event);
+        const text = progressOf(event);
+        if (text) void rt.notifier.progress(ctx, text);
+      },
+      checkpoint: async (state) => {
+        if (leaseLost) log.warn({}, 'checkpoint after a failed lease renewal');
+        await Promise.all([checkpointer.checkpoint(state), trace.flush()]);
+      },
+      ledger: storeExecutionLedger(rt.store.ledger, { runId, fence, clock: rt.clock }),
+    };
+    const cancelRequested = () => loaded.cancelRequest !== null || checkpointer.cancelRequested;
+    const boundary = { shouldCancel: cancelRequested, shouldYield: rt.stopping };
+
+    let state = loaded.state;
+    let outcome: RunOutcome;
+    if (cancelRequested()) {
+      outcome = { type: 'cancel_requested', state };
+    } else if (state.status === 'awaiting_approval') {
+      const decisions = await recordedDecisions(rt, state);
+      if (decisions.length === 0) {
+        // Nothing decided yet: make sure the pause is fully posted (a crash may have cut it short).
+        await postPause(rt, loaded.state, ctx, fence);
+        return { type: 'done' };
+      }
+      outcome = await decideAndContinue(state, decisions, deps, boundary);
+      await markUnknownOutcomes(rt, state, outcome.state, ctx);
+    } else {
+      outcome = await runUntilPause(state, deps, boundary);
+    }
+    state = outcome.state;
+
+    if (outcome.type === 'cancel_requested') {
+      const by = loaded.cancelRequest?.by ?? (await rt.store.runs.loadRun(runId))?.cancelRequest?.by;
+      state = cancelRun(state, deps, by);
+      await deps.checkpoint!(state);
+      await cancelApprovalCards(rt, state, by ?? 'loopgate');
+    } else if (outcome.type === 'interruption') {
+      await postPause(rt, state, ctx, fence);
+      await rt.notifier.flush(ctx);
+    }
+    if (outcome.type === 'yielded') {
+      log.info({ step: state.step }, 'shutting down: the run is handed back to the queue');
+      return { type: 'busy', retryInMs: 0 };
+    }
+    if (isFinished(state)) await deliverEnd(rt, state, ctx, null);
+    return { type: 'done' };
+  } finally {
+    clearInterval(renewal);
+    await trace.flush().catch((err: unknown) => log.warn({ err }, 'could not write the trace'));
+    const placeholder = rt.notifier.placeholderOf(runId);
+    if (placeholder) {
+      await rt.store.runs
+        .setPlaceholder(runId, placeholder)
+        .catch((err: unknown) => log.warn({ err }, 'could not record the placeholder'));
+    }
+    await rt.store.leases
+      .release(runId, fence)
+      .catch((err: unknown) => log.warn({ err }, 'could not release the lease'));
+  }
+}

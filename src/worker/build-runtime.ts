@@ -1,0 +1,72 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Env } from '../config/env.js';
+import type { Policy } from '../config/policy.js';
+import { approversFor, limitsFromPolicy } from '../config/policy-limits.js';
+import type { Logger } from '../log/logger.js';
+import { createOpenAIModel } from '../loop/openai-model.js';
+import type { RunsQueue } from '../queue/runs-queue.js';
+import { SlackNotifier } from '../slack/notifier.js';
+import { createSlackWebClient } from '../slack/web-client.js';
+import type { Store } from '../store/store.js';
+import type { SlackPoster } from '../tools/ports.js';
+import { buildTools } from '../tools/registry.js';
+import { buildSystemPrompt } from '../tools/system-prompt.js';
+import type { WorkerRuntime } from './runtime.js';
+
+export interface RuntimeParts {
+  env: Env<'worker'>;
+  policy: Policy;
+  logger: Logger;
+  store: Store;
+  queue: RunsQueue;
+  /** True once the process is shutting down. */
+  stopping: () => boolean;
+}
+
+/** Wires the worker's ports from the environment and the policy: model, tools, Slack, policy. */
+export async function buildWorkerRuntime({
+  env,
+  policy,
+  logger,
+  store,
+  queue,
+  stopping,
+}: RuntimeParts): Promise<WorkerRuntime> {
+  const client = createSlackWebClient({ token: env.SLACK_BOT_TOKEN, apiUrl: env.SLACK_API_URL, logger });
+  const slack: SlackPoster = {
+    async postMessage(channel, text) {
+      const posted = await client.chat.postMessage({ channel, text, unfurl_links: false });
+      if (!posted.ts) throw new Error(`Slack did not return the message ts for ${channel}`);
+      const link = await client.chat.getPermalink({ channel, message_ts: posted.ts }).catch(() => null);
+      return { ts: posted.ts, ...(link?.permalink ? { permalink: link.permalink } : {}) };
+    },
+  };
+  const tools = await buildTools(policy, { env: process.env, slack });
+  const toolNames = [...tools.keys()];
+  return {
+    store,
+    queue,
+    notifier: new SlackNotifier({ client, logger }),
+    model: createOpenAIModel({
+      apiKey: env.OPENAI_API_KEY,
+      ...(env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL } : {}),
+      model: policy.model?.name ?? env.OPENAI_MODEL,
+      maxRetries: env.OPENAI_MAX_RETRIES,
+      timeoutMs: env.OPENAI_TIMEOUT_MS,
+    }),
+    tools,
+    policy: {
+      limits: limitsFromPolicy(policy),
+      approversFor: (tool) => approversFor(policy, tool),
+      approvalTtlMs: policy.approvals.expiresAfterMinutes * 60_000,
+      systemPrompt: (channelId, now) =>
+        buildSystemPrompt({ channelPrompt: policy.channels.prompt[channelId], toolNames, now }),
+    },
+    clock: { now: () => Date.now() },
+    logger,
+    workerId: `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
+    leaseTtlMs: env.WORKER_LOCK_MS,
+    stopping,
+  };
+}

@@ -1,0 +1,49 @@
+import type { RunState } from '../loop/types.js';
+import { startJobSchema } from '../queue/job-data.js';
+import { addRunJob } from '../queue/runs-queue.js';
+import type { RunSlackContext } from '../slack/notifier-port.js';
+import type { ThreadTurn } from '../store/thread-memory.js';
+import type { WorkerRuntime } from './runtime.js';
+
+/** What the thread remembers of a run: the question, and the answer or why there is none. */
+export function turnsOf(state: RunState): ThreadTurn[] {
+  const answer =
+    state.answer?.join('\n\n') ?? `(no answer: ${state.stopMessage ?? state.stopReason ?? 'ended'})`;
+  return [
+    { role: 'user', content: state.question },
+    { role: 'assistant', content: answer },
+  ];
+}
+
+/**
+ * Tells the thread how a run ended (once: `answerTs` marks it delivered), records the exchange in the
+ * thread's memory, frees the thread and starts the next message that waited there.
+ */
+export async function deliverEnd(
+  rt: WorkerRuntime,
+  state: RunState,
+  ctx: RunSlackContext,
+  answerTs: string | null,
+) {
+  if (answerTs === null) {
+    const ts = await rt.notifier.finalAnswer(ctx, {
+      parts: state.answer ?? [],
+      stopReason: state.stopReason,
+      stopMessage: state.stopMessage,
+    });
+    await rt.notifier.reaction(ctx, state.status === 'completed' ? 'done' : 'failed');
+    await rt.store.runs.setAnswerTs(state.runId, ts ?? 'undelivered');
+  }
+  const thread = { teamId: ctx.teamId ?? '', channelId: ctx.channelId, threadTs: ctx.threadTs };
+  const next = await rt.store.threads.release(thread, state.runId, turnsOf(state));
+  if (next === null) return;
+  const parsed = startJobSchema.safeParse(next);
+  if (!parsed.success) {
+    rt.logger.error(
+      { runId: state.runId, issues: parsed.error.issues },
+      'dropped a malformed queued message',
+    );
+    return;
+  }
+  await addRunJob(rt.queue, { name: 'start', data: { ...parsed.data, queuedBehind: state.runId } });
+}

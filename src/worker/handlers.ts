@@ -1,0 +1,98 @@
+import { createRun, isFinished } from '../loop/state.js';
+import type { CancelJobData, ExpireJobData, ResumeJobData, StartJobData } from '../queue/job-data.js';
+import { approvalViewFromRecord } from '../slack/approval-view.js';
+import { runIdForEvent } from '../store/ids.js';
+import { type AdvanceResult, advanceRun } from './advance.js';
+import type { WorkerRuntime } from './runtime.js';
+
+/**
+ * A person asked: create the run (once per Slack event) and advance it. A thread works on one run at
+ * a time; a message arriving while another run works in its thread waits in the thread's inbox.
+ */
+export async function handleStart(
+  rt: WorkerRuntime,
+  data: StartJobData,
+  jobId: string,
+): Promise<AdvanceResult> {
+  const runId = runIdForEvent(data.eventId);
+  const log = rt.logger.child({ runId, jobId });
+  const thread = { teamId: data.teamId, channelId: data.channelId, threadTs: data.threadTs };
+  const existing = await rt.store.runs.loadRun(runId);
+  if (existing && isFinished(existing.state) && existing.answerTs !== null) return { type: 'done' };
+  const { queuedBehind: _ignored, ...queued } = data;
+  let claimed = await rt.store.threads.claim(thread, runId, queued);
+  if (!claimed) {
+    const active = await rt.store.threads.activeRun(thread);
+    const holder = active ? await rt.store.runs.loadRun(active) : null;
+    // A finished run still marked active means its job died before freeing the thread.
+    if (active && (!holder || isFinished(holder.state))) {
+      claimed = await rt.store.threads.claim(thread, runId, queued, active);
+    }
+  }
+  if (!claimed) {
+    log.info({}, 'another run works in this thread; the message waits for it');
+    return { type: 'done' };
+  }
+  if (!existing) {
+    const now = rt.clock.now();
+    const state = createRun({
+      runId,
+      requester: { userId: data.userId, teamId: data.teamId },
+      systemPrompt: rt.policy.systemPrompt(data.channelId, new Date(now)),
+      history: await rt.store.threads.history(thread),
+      question: data.text,
+      limits: rt.policy.limits,
+      now,
+    });
+    const { created } = await rt.store.runs.createRun(state, {
+      teamId: data.teamId,
+      channelId: data.channelId,
+      threadTs: data.threadTs,
+      requestMessageTs: data.messageTs,
+    });
+    if (created) {
+      log.info({ kind: data.kind }, 'run created');
+      await rt.notifier.reaction({ runId, ...thread, requestMessageTs: data.messageTs }, 'working');
+    }
+  }
+  return advanceRun(rt, runId, jobId);
+}
+
+/** A decision was recorded: apply it (and any other recorded ones) and continue the run. */
+export function handleResume(rt: WorkerRuntime, data: ResumeJobData, jobId: string): Promise<AdvanceResult> {
+  return advanceRun(rt, data.runId, jobId);
+}
+
+/** An approval's time is up: expire it unless someone decided first, then let the run continue. */
+export async function handleExpire(
+  rt: WorkerRuntime,
+  data: ExpireJobData,
+  jobId: string,
+): Promise<AdvanceResult> {
+  const { record, changed } = await rt.store.approvals.decide({
+    approvalId: data.approvalId,
+    decision: 'expired',
+    now: rt.clock.now(),
+  });
+  if (!changed) return { type: 'done' };
+  if (record.card) {
+    await rt.notifier.updateCard({ runId: data.runId }, record.card, approvalViewFromRecord(record));
+  }
+  return advanceRun(rt, data.runId, jobId);
+}
+
+/**
+ * Someone asked to cancel (the bot recorded the request on the run): a working run stops at its next
+ * step boundary by itself; this job ends a paused run.
+ */
+export async function handleCancel(
+  rt: WorkerRuntime,
+  data: CancelJobData,
+  jobId: string,
+): Promise<AdvanceResult> {
+  const loaded = await rt.store.runs.loadRun(data.runId);
+  if (!loaded || isFinished(loaded.state)) return { type: 'done' };
+  if (!loaded.cancelRequest)
+    await rt.store.runs.requestCancel(data.runId, { by: data.by, at: rt.clock.now() });
+  return advanceRun(rt, data.runId, jobId);
+}

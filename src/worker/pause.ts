@@ -1,0 +1,74 @@
+import type { RunState } from '../loop/types.js';
+import { addRunJob } from '../queue/runs-queue.js';
+import { approvalViewFromRecord } from '../slack/approval-view.js';
+import type { RunSlackContext } from '../slack/notifier-port.js';
+import { approvalIdFor } from '../store/ids.js';
+import type { WorkerRuntime } from './runtime.js';
+
+/**
+ * Makes a pause visible and durable: one approval record per gated call (who may decide, until when),
+ * one card per call in the thread, one delayed `expire` job per approval as its timer. Idempotent: a
+ * recovered job finds the records, posts only cards that are missing and re-adds timers by their ids.
+ */
+export async function postPause(rt: WorkerRuntime, state: RunState, ctx: RunSlackContext, fence: number) {
+  const pending = state.turn?.pending ?? [];
+  if (pending.length === 0) return;
+  const now = rt.clock.now();
+  const records = await rt.store.approvals.createApprovals({
+    runId: state.runId,
+    fence,
+    requester: state.requester.userId,
+    now,
+    approvals: pending.map((call) => ({
+      call,
+      approvers: rt.policy.approversFor(call.tool),
+      expiresAt: now + rt.policy.approvalTtlMs,
+    })),
+  });
+  for (const record of records) {
+    if (record.status !== 'pending') continue;
+    await addRunJob(
+      rt.queue,
+      { name: 'expire', data: { v: 1, runId: state.runId, approvalId: record.approvalId } },
+      record.expiresAt - now,
+    );
+    if (record.card) continue;
+    // Throws when Slack refuses: the job is retried, since nobody can decide on a card that is not there.
+    const card = await rt.notifier.approvalCard(ctx, approvalViewFromRecord(record));
+    await rt.store.approvals.setCard(record.approvalId, card);
+  }
+}
+
+/** A crash left approved calls with an unknown outcome: their cards say so and offer to approve again. */
+export async function markUnknownOutcomes(
+  rt: WorkerRuntime,
+  before: RunState,
+  after: RunState,
+  _ctx: RunSlackContext,
+) {
+  const fresh = after.actions.slice(before.actions.length).filter((a) => a.outcome === 'outcome_unknown');
+  for (const action of fresh) {
+    const record = await rt.store.approvals.get(approvalIdFor(after.runId, action.toolCallId));
+    if (record?.card) {
+      await rt.notifier.updateCard(
+        { runId: after.runId },
+        record.card,
+        approvalViewFromRecord(record, 'outcome_unknown'),
+      );
+    }
+  }
+}
+
+/** A cancelled run's undecided approvals are cancelled and their cards lose their buttons. */
+export async function cancelApprovalCards(rt: WorkerRuntime, state: RunState, by: string) {
+  const cancelled = await rt.store.approvals.cancelPending(
+    state.runId,
+    by,
+    'the run was cancelled',
+    rt.clock.now(),
+  );
+  for (const record of cancelled) {
+    if (record.card)
+      await rt.notifier.updateCard({ runId: state.runId }, record.card, approvalViewFromRecord(record));
+  }
+}

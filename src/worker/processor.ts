@@ -1,0 +1,35 @@
+import { DelayedError, type Job } from 'bullmq';
+import { parseJobData } from '../queue/job-data.js';
+import type { AdvanceResult } from './advance.js';
+import { handleCancel, handleExpire, handleResume, handleStart } from './handlers.js';
+import type { WorkerRuntime } from './runtime.js';
+
+/**
+ * The BullMQ processor of the runs queue: validates the job (bad data fails at once, unretried), runs
+ * its handler, and when another job holds the run's lease, puts the job back as delayed.
+ */
+export function runsProcessor(rt: WorkerRuntime) {
+  return async (job: Job, token?: string): Promise<void> => {
+    const parsed = parseJobData(job.name, job.data);
+    const jobId = job.id ?? 'unknown';
+    let result: AdvanceResult;
+    switch (parsed.name) {
+      case 'start':
+        result = await handleStart(rt, parsed.data, jobId);
+        break;
+      case 'resume':
+        result = await handleResume(rt, parsed.data, jobId);
+        break;
+      case 'expire':
+        result = await handleExpire(rt, parsed.data, jobId);
+        break;
+      case 'cancel':
+        result = await handleCancel(rt, parsed.data, jobId);
+        break;
+    }
+    if (result.type === 'busy') {
+      await job.moveToDelayed(Date.now() + result.retryInMs, token);
+      throw new DelayedError();
+    }
+  };
+}

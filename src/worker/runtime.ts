@@ -1,0 +1,33 @@
+import type { AnyTool, Clock, Logger, ModelPort, RunLimits } from '../loop/types.js';
+import type { RunsQueue } from '../queue/runs-queue.js';
+import type { Notifier } from '../slack/notifier-port.js';
+import type { Approvers } from '../store/records.js';
+import type { Store } from '../store/store.js';
+
+/** What the worker needs to know of the policy, so tests can pass it without a config file. */
+export interface RunPolicy {
+  /** Budgets and brakes fixed into each new run. */
+  limits: RunLimits;
+  approversFor(tool: string): Approvers;
+  /** How long an approval card waits for a decision. */
+  approvalTtlMs: number;
+  systemPrompt(channelId: string, now: Date): string;
+}
+
+/** Everything a job handler uses; built once per worker process. */
+export interface WorkerRuntime {
+  store: Store;
+  queue: RunsQueue;
+  notifier: Notifier;
+  model: ModelPort;
+  tools: ReadonlyMap<string, AnyTool>;
+  policy: RunPolicy;
+  clock: Clock;
+  logger: Logger;
+  /** Names this process in leases, so a lease shows who holds it. */
+  workerId: string;
+  /** A run lease lasts this long unless renewed (renewed every third of it while a job works). */
+  leaseTtlMs: number;
+  /** True while the process shuts down: jobs hand their runs back at the next step boundary. */
+  stopping: () => boolean;
+}

@@ -1,0 +1,222 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startJobId } from '../../src/queue/index.js';
+import {
+  appMentionEvent,
+  directMessageEvent,
+  eventBody,
+  eventEnvelope,
+  nowSeconds,
+  threadReplyEvent,
+} from '../fakes/slack-signing.js';
+import { type BotFixture, CHANNEL, REQUESTER, startBotFixture } from './bot-fixture.js';
+
+let fx: BotFixture;
+beforeEach(async () => {
+  fx = await startBotFixture();
+});
+afterEach(async () => {
+  await fx.cleanup();
+});
+
+const startJobs = async () => (await fx.jobs()).filter((job) => job.name === 'start');
+
+describe('questions become start jobs', () => {
+  it('a mention enqueues one start job with the event id, the thread and the question without the mention', async () => {
+    const question = fx.fake.userMessage({ channel: CHANNEL, user: REQUESTER, text: 'q' });
+    const before = Date.now();
+    const { res, eventId } = await fx.mention({
+      channel: CHANNEL,
+      user: REQUESTER,
+      ts: question.ts,
+      text: `<@${fx.fake.botUserId}>   is payments healthy?`,
+    });
+    expect(res.status).toBe(200);
+    const jobs = await startJobs();
+    expect(jobs).toHaveLength(1);
+    expect(jobs[0]?.id).toBe(startJobId(eventId));
+    expect(jobs[0]?.data).toEqual({
+      v: 1,
+      eventId,
+      teamId: fx.fake.teamId,
+      channelId: CHANNEL,
+      threadTs: question.ts,
+      messageTs: question.ts,
+      userId: REQUESTER,
+      text: 'is payments healthy?',
+      kind: 'mention',
+      receivedAt: expect.any(Number),
+    });
+    expect((jobs[0]?.data as { receivedAt: number }).receivedAt).toBeGreaterThanOrEqual(before);
+  });
+
+  it("Slack's retry of the same event (X-Slack-Retry-Num) enqueues nothing more", async () => {
+    const event = appMentionEvent(fx.id, { channel: CHANNEL, user: REQUESTER, text: `<@${fx.fake.botUserId}> hi` });
+    const first = await fx.sendEvent(event);
+    const retry1 = await fx.sendEvent(event, { eventId: first.eventId, retryNum: 1 });
+    const retry2 = await fx.sendEvent(event, { eventId: first.eventId, retryNum: 2 });
+    expect([first.res.status, retry1.res.status, retry2.res.status]).toEqual([200, 200, 200]);
+    expect(await startJobs()).toHaveLength(1);
+  });
+
+  it('a mention in a thread answers in that thread', async () => {
+    const parent = fx.fake.userMessage({ channel: CHANNEL, user: REQUESTER, text: 'incident' });
+    await fx.mention({ channel: CHANNEL, user: REQUESTER, threadTs: parent.ts });
+    const [job] = await startJobs();
+    expect(job?.data).toMatchObject({ threadTs: parent.ts, kind: 'mention' });
+    expect((job?.data as { messageTs: string }).messageTs).not.toBe(parent.ts);
+  });
+
+  it('a direct message enqueues a dm job', async () => {
+    const { res } = await fx.sendEvent(
+      directMessageEvent(fx.id, { channel: 'D0ALICE', user: REQUESTER, text: 'what is the error rate?' }),
+    );
+    expect(res.status).toBe(200);
+    const [job] = await startJobs();
+    expect(job?.data).toMatchObject({ kind: 'dm', channelId: 'D0ALICE', text: 'what is the error rate?' });
+  });
+});
+
+describe('requests that are not from Slack', () => {
+  it('refuses a forged signature and a stale timestamp with 401 and enqueues nothing', async () => {
+    const body = eventBody(
+      eventEnvelope(
+        fx.id,
+        appMentionEvent(fx.id, { channel: CHANNEL, user: REQUESTER, text: `<@${fx.fake.botUserId}> hi` }),
+      ),
+    );
+    const forged = await fx.post(body, { secret: 'not-the-signing-secret' });
+    const garbage = await fx.post(body, { signature: 'v0=deadbeef' });
+    const stale = await fx.post(body, { timestamp: nowSeconds() - 6 * 60 });
+    expect([forged.status, garbage.status, stale.status]).toEqual([401, 401, 401]);
+    expect(await fx.jobs()).toHaveLength(0);
+    // The same body, correctly signed and fresh, is taken: the refusals were about the signature only.
+    expect((await fx.post(body)).status).toBe(200);
+    expect(await startJobs()).toHaveLength(1);
+  });
+});
+
+describe('messages that are ignored', () => {
+  it("ignores the bot's own messages, edits, deletions, other bots and bot_message subtypes", async () => {
+    const thread = await fx.threadWithHistory();
+    const reply = (user: string, extra: Record<string, unknown> = {}) =>
+      threadReplyEvent(fx.id, { channel: CHANNEL, user, text: 'follow-up', threadTs: thread, extra });
+    const responses = await Promise.all([
+      fx.sendEvent(reply(fx.fake.botUserId)),
+      fx.sendEvent(reply(fx.fake.botUserId, { bot_id: fx.fake.botId, subtype: 'bot_message' })),
+      fx.sendEvent(reply(REQUESTER, { subtype: 'message_changed' })),
+      fx.sendEvent(reply(REQUESTER, { subtype: 'message_deleted' })),
+      fx.sendEvent(reply('U0OTHERBOT', { bot_id: 'B0OTHER' })),
+      fx.sendEvent(
+        appMentionEvent(fx.id, {
+          channel: CHANNEL,
+          user: 'U0OTHERBOT',
+          text: `<@${fx.fake.botUserId}> hello from a bot`,
+          extra: { bot_id: 'B0OTHER' },
+        }),
+      ),
+      fx.sendEvent(
+        appMentionEvent(fx.id, {
+          channel: CHANNEL,
+          user: REQUESTER,
+          text: `<@${fx.fake.botUserId}> edited`,
+          extra: { edited: { user: REQUESTER, ts: '1.1' } },
+        }),
+      ),
+    ]);
+    expect(responses.map((r) => r.res.status)).toEqual([200, 200, 200, 200, 200, 200, 200]);
+    await fx.bot.idle();
+    expect(await fx.jobs()).toHaveLength(0);
+    expect(fx.fake.ephemerals()).toHaveLength(0);
+  });
+
+  it('ignores channel messages outside threads and replies in threads loopgate does not work in', async () => {
+    const other = fx.fake.userMessage({ channel: CHANNEL, user: REQUESTER, text: 'lunch?' }).ts;
+    await fx.sendEvent(threadReplyEvent(fx.id, { channel: CHANNEL, user: REQUESTER, text: 'yes', threadTs: other }));
+    await fx.sendEvent({
+      type: 'message',
+      channel_type: 'channel',
+      channel: CHANNEL,
+      user: REQUESTER,
+      text: 'plain channel chatter',
+      ts: `${nowSeconds()}.000001`,
+    });
+    expect(await fx.jobs()).toHaveLength(0);
+  });
+
+  it('a reply that mentions the bot arrives twice (app_mention and message) and starts one run', async () => {
+    const thread = await fx.threadWithHistory();
+    const input = { channel: CHANNEL, user: REQUESTER, text: `<@${fx.fake.botUserId}> and now?`, threadTs: thread };
+    const ts = `${nowSeconds()}.000777`;
+    await fx.sendEvent(appMentionEvent(fx.id, { ...input, ts }));
+    await fx.sendEvent(threadReplyEvent(fx.id, { ...input, ts }));
+    const jobs = await startJobs();
+    expect(jobs.map((j) => (j.data as { kind: string }).kind)).toEqual(['mention']);
+  });
+
+  it('outside channels.allow: no job, and the asker is told where loopgate works (once, not on retries)', async () => {
+    await fx.cleanup();
+    fx = await startBotFixture({ policyYaml: 'channels: { allow: [C0OPS, C0INCIDENTS] }' });
+    const event = appMentionEvent(fx.id, { channel: 'C0RANDOM', user: REQUESTER, text: `<@${fx.fake.botUserId}> hi` });
+    const { res, eventId } = await fx.sendEvent(event);
+    await fx.sendEvent(event, { eventId, retryNum: 1 });
+    expect(res.status).toBe(200);
+    await fx.bot.idle();
+    expect(await fx.jobs()).toHaveLength(0);
+    const notes = fx.fake.ephemerals('C0RANDOM');
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toMatchObject({ user: REQUESTER });
+    expect(notes[0]?.text).toContain('<#C0OPS>, <#C0INCIDENTS>');
+    // An allowed channel still works.
+    await fx.mention({ channel: CHANNEL, user: REQUESTER });
+    expect(await startJobs()).toHaveLength(1);
+  });
+
+  it('a bare mention without a question gets a hint instead of a run', async () => {
+    await fx.mention({ channel: CHANNEL, user: REQUESTER, text: `<@${fx.fake.botUserId}>` });
+    await fx.bot.idle();
+    expect(await fx.jobs()).toHaveLength(0);
+    expect(fx.fake.ephemerals(CHANNEL)[0]?.text).toContain('Ask me something');
+  });
+});
+
+describe('follow-ups in threads where loopgate works', () => {
+  it('a reply without a mention in a thread with history continues the conversation', async () => {
+    const thread = await fx.threadWithHistory();
+    const { res } = await fx.sendEvent(
+      threadReplyEvent(fx.id, { channel: CHANNEL, user: 'U0BOB', text: 'and search?', threadTs: thread }),
+    );
+    expect(res.status).toBe(200);
+    const [job] = await startJobs();
+    expect(job?.data).toMatchObject({ kind: 'thread_reply', threadTs: thread, userId: 'U0BOB', text: 'and search?' });
+  });
+
+  it('a message while the run waits for approval is queued, and the person gets a link to the card', async () => {
+    const pending = await fx.pendingApproval();
+    const { res } = await fx.sendEvent(
+      threadReplyEvent(fx.id, { channel: CHANNEL, user: 'U0BOB', text: 'any news?', threadTs: pending.threadTs }),
+    );
+    expect(res.status).toBe(200);
+    const [job] = await startJobs();
+    expect(job?.data).toMatchObject({ kind: 'thread_reply', threadTs: pending.threadTs, text: 'any news?' });
+    await fx.bot.idle();
+    const [note] = fx.fake.ephemerals(CHANNEL);
+    expect(note).toMatchObject({ user: 'U0BOB', thread_ts: pending.threadTs });
+    const permalink = await fx.fake.waitForCall('chat.getPermalink');
+    expect(permalink.args).toMatchObject({ channel: CHANNEL, message_ts: pending.cardTs });
+    expect(note?.text).toContain(`<${String(permalink.response?.permalink)}|\`http_request\`>`);
+    expect(note?.text).toContain('will be answered when that run finishes');
+    // The approval is untouched.
+    expect((await fx.store.approvals.get(pending.approvalId))?.status).toBe('pending');
+  });
+
+  it('Slack gets a 500 (and retries) when the job cannot be queued', async () => {
+    fx.producer.disconnect();
+    const { res, eventId } = await fx.mention({ channel: CHANNEL, user: REQUESTER });
+    expect(res.status).toBe(500);
+    // Slack's retry, once Redis is back, starts the run.
+    await fx.producer.connect();
+    const event = appMentionEvent(fx.id, { channel: CHANNEL, user: REQUESTER, text: `<@${fx.fake.botUserId}> hi` });
+    expect((await fx.sendEvent(event, { eventId, retryNum: 1 })).res.status).toBe(200);
+    expect((await startJobs()).map((j) => j.id)).toEqual([startJobId(eventId)]);
+  });
+});

@@ -1,0 +1,60 @@
+import type { ApprovalView } from '../../src/slack/approval-card.js';
+import type {
+  FinalAnswer,
+  Notifier,
+  PostedMessage,
+  ReactionPhase,
+  RunRef,
+  RunSlackContext,
+} from '../../src/slack/notifier-port.js';
+
+export type NotifierCall =
+  | { type: 'progress'; runId: string; text: string }
+  | { type: 'card'; runId: string; view: ApprovalView; posted: PostedMessage }
+  | { type: 'update_card'; runId: string; card: PostedMessage; view: ApprovalView }
+  | { type: 'final'; runId: string; answer: FinalAnswer }
+  | { type: 'error'; runId: string; text: string }
+  | { type: 'reaction'; runId: string; phase: ReactionPhase };
+
+/** A Notifier that records what the worker would have shown in Slack. */
+export class RecordingNotifier implements Notifier {
+  readonly calls: NotifierCall[] = [];
+  private ts = 1_000;
+  /** Make the next N approval cards fail, as Slack would when down. */
+  failCards = 0;
+
+  of<T extends NotifierCall['type']>(type: T): Extract<NotifierCall, { type: T }>[] {
+    return this.calls.filter((c): c is Extract<NotifierCall, { type: T }> => c.type === type);
+  }
+
+  async progress(ctx: RunSlackContext, text: string) {
+    this.calls.push({ type: 'progress', runId: ctx.runId, text });
+  }
+  async flush() {}
+  placeholderOf() {
+    return undefined;
+  }
+  async approvalCard(ctx: RunSlackContext, view: ApprovalView) {
+    if (this.failCards > 0) {
+      this.failCards--;
+      throw new Error('slack is down');
+    }
+    const posted = { channel: ctx.channelId, ts: `${this.ts++}.000100` };
+    this.calls.push({ type: 'card', runId: ctx.runId, view, posted });
+    return posted;
+  }
+  async updateCard(ref: RunRef, card: PostedMessage, view: ApprovalView) {
+    this.calls.push({ type: 'update_card', runId: ref.runId, card, view });
+    return true;
+  }
+  async finalAnswer(ctx: RunSlackContext, answer: FinalAnswer) {
+    this.calls.push({ type: 'final', runId: ctx.runId, answer });
+    return `${this.ts++}.000200`;
+  }
+  async error(ctx: RunSlackContext, text: string) {
+    this.calls.push({ type: 'error', runId: ctx.runId, text });
+  }
+  async reaction(ctx: RunSlackContext, phase: ReactionPhase) {
+    this.calls.push({ type: 'reaction', runId: ctx.runId, phase });
+  }
+}

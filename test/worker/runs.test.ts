@@ -1,0 +1,306 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ToolResult } from '../../src/loop/types.js';
+import { addRunJob } from '../../src/queue/runs-queue.js';
+import { approvalIdFor } from '../../src/store/ids.js';
+import { advanceRun } from '../../src/worker/advance.js';
+import { call, scriptedModel } from '../support/engine.js';
+import { createHarness } from '../support/worker-harness.js';
+
+type Harness = Awaited<ReturnType<typeof createHarness>>;
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+const lastToolResult = (messages: { role: string; content?: string | null }[]) =>
+  JSON.parse(messages.filter((m) => m.role === 'tool').at(-1)!.content!) as ToolResult;
+
+describe('worker: runs through the queue', () => {
+  it('answers with a read tool and remembers the exchange in the thread', async () => {
+    h = await createHarness({
+      model: scriptedModel([
+        { calls: [call('lookup', { service: 'payments' })] },
+        { text: 'payments is ok' },
+      ]),
+    });
+    h.startWorker();
+    const data = h.startJob('is payments ok?');
+    const runId = await h.enqueueStart(data);
+    const run = await h.waitForStatus(runId, 'completed');
+    expect(run.state.answer).toEqual(['payments is ok']);
+    await h.waitFor('final answer', () => h!.notifier.of('final').length === 1);
+    expect(h.notifier.of('reaction').map((r) => r.phase)).toEqual(['working', 'done']);
+    const history = await h.store.threads.history({ teamId: 'T1', channelId: 'C1', threadTs: data.threadTs });
+    expect(history).toEqual([
+      { role: 'user', content: 'is payments ok?' },
+      { role: 'assistant', content: 'payments is ok' },
+    ]);
+    const trace = await h.store.runs.readTrace(runId);
+    expect(trace.map((t) => t.type)).toContain('tool_finished');
+  });
+
+  it('starts one run for a duplicated start job', async () => {
+    const model = scriptedModel([{ text: 'once' }, { text: 'twice' }]);
+    h = await createHarness({ model });
+    h.startWorker();
+    const data = h.startJob('hello');
+    const runId = await h.enqueueStart(data);
+    await h.enqueueStart(data);
+    await h.waitForStatus(runId, 'completed');
+    await new Promise((r) => setTimeout(r, 200));
+    // A redelivery after completion (a different BullMQ job id) finds the run done and posts nothing.
+    await addRunJob(h.queue, { name: 'start', data: { ...data, queuedBehind: 'r-someone' } });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(model.requests).toHaveLength(1);
+    expect(h.notifier.of('final')).toHaveLength(1);
+  });
+
+  it('pauses in one worker and resumes in another, executing the approved call once', async () => {
+    h = await createHarness({
+      model: scriptedModel([
+        { calls: [call('restart', { service: 'payments' })], text: 'restarting' },
+        { text: 'Restarted payments.' },
+      ]),
+    });
+    const first = h.startWorker('first');
+    const runId = await h.enqueueStart(h.startJob('restart payments'));
+    await h.waitForStatus(runId, 'awaiting_approval');
+    const card = await h.waitFor('card', () => h!.notifier.of('card')[0]);
+    expect(card.view).toMatchObject({
+      tool: 'restart',
+      args: { service: 'payments' },
+      status: 'pending',
+      reason: 'restarting',
+    });
+    await h.stopWorker(first);
+    const approvalId = card.view.approvalId;
+    const expireJob = await h.queue.getJob(`expire-${encodeURIComponent(approvalId)}`);
+    expect(await expireJob?.getState()).toBe('delayed');
+
+    h.startWorker('second');
+    await h.decide(approvalId, 'approved');
+    await h.decide(approvalId, 'approved'); // a double click: no second decision, no second job
+    const run = await h.waitForStatus(runId, 'completed');
+    expect(h.executed.filter((e) => e.tool === 'restart')).toHaveLength(1);
+    expect(lastToolResult(run.state.messages)).toMatchObject({ ok: true, data: { restarted: 'payments' } });
+    expect((await h.store.ledger.get(approvalId))?.status).toBe('succeeded');
+  });
+
+  it('feeds a rejection with its reason back to the model', async () => {
+    const model = scriptedModel([
+      { calls: [call('restart', { service: 'search' })] },
+      { text: 'Not restarted: rejected.' },
+    ]);
+    h = await createHarness({ model });
+    h.startWorker();
+    const runId = await h.enqueueStart(h.startJob('restart search'));
+    const card = await h.waitFor('card', () => h!.notifier.of('card')[0]);
+    await h.decide(card.view.approvalId, 'rejected', 'UMGR', 'peak hours');
+    const run = await h.waitForStatus(runId, 'completed');
+    expect(lastToolResult(run.state.messages)).toMatchObject({ ok: false, error: { code: 'rejected' } });
+    expect(JSON.stringify(model.requests[1]!.messages.at(-1))).toContain('peak hours');
+    expect(h.executed.filter((e) => e.tool === 'restart')).toHaveLength(0);
+  });
+
+  it('expires an undecided approval with a delayed job and the model reads it as not executed', async () => {
+    h = await createHarness({
+      model: scriptedModel([
+        { calls: [call('announce', { text: 'hi all' })] },
+        { text: 'Nobody approved, nothing posted.' },
+      ]),
+      approvalTtlMs: 300,
+    });
+    h.startWorker();
+    const runId = await h.enqueueStart(h.startJob('tell everyone hi'));
+    const run = await h.waitForStatus(runId, 'completed');
+    expect(lastToolResult(run.state.messages)).toMatchObject({ ok: false, error: { code: 'expired' } });
+    const update = await h.waitFor('expired card', () => h!.notifier.of('update_card')[0]);
+    expect(update.view.status).toBe('expired');
+  });
+
+  it('applies two approvals decided at once, one job at a time, each executed once', async () => {
+    h = await createHarness({
+      model: scriptedModel([
+        { calls: [call('restart', { service: 'payments' }), call('announce', { text: 'restarting' })] },
+        { text: 'Restarted payments and announced it.' },
+      ]),
+    });
+    h.startWorker('a', 2);
+    h.startWorker('b', 2);
+    const runId = await h.enqueueStart(h.startJob('restart and announce'));
+    await h.waitFor('two cards', () => h!.notifier.of('card').length === 2);
+    const [c1, c2] = h.notifier.of('card');
+    await Promise.all([h.decide(c1!.view.approvalId, 'approved'), h.decide(c2!.view.approvalId, 'approved')]);
+    const run = await h.waitForStatus(runId, 'completed');
+    expect(
+      h.executed
+        .filter((e) => e.tool !== 'lookup')
+        .map((e) => e.tool)
+        .sort(),
+    ).toEqual(['announce', 'restart']);
+    const results = run.state.messages.filter((m) => m.role === 'tool');
+    expect(results).toHaveLength(2);
+  });
+
+  it('turns a crash between executing and succeeded into outcome_unknown, never a second execution', async () => {
+    h = await createHarness({
+      model: scriptedModel([
+        { calls: [call('restart', { service: 'payments' })] },
+        { text: 'The restart outcome is unknown; please check payments.' },
+      ]),
+    });
+    h.startWorker();
+    const runId = await h.enqueueStart(h.startJob('restart payments'));
+    const card = await h.waitFor('card', () => h!.notifier.of('card')[0]);
+    const approvalId = card.view.approvalId;
+    await h.store.approvals.decide({ approvalId, decision: 'approved', decidedBy: 'UMGR', now: Date.now() });
+    // A worker took the lease and began executing, then died: the ledger says `executing`.
+    const lease = await h.store.leases.acquire(runId, 'dead-worker', 200);
+    if (!lease.acquired) throw new Error('lease');
+    const began = await h.store.ledger.begin({
+      approvalId,
+      fence: lease.fence,
+      argsHash: card.view.argsHash,
+      now: Date.now(),
+    });
+    expect(began.changed).toBe(true);
+    await new Promise((r) => setTimeout(r, 250));
+    await addRunJob(h.queue, { name: 'resume', data: { v: 1, runId, approvalId } });
+    const run = await h.waitForStatus(runId, 'completed');
+    expect(h.executed.filter((e) => e.tool === 'restart')).toHaveLength(0);
+    expect(lastToolResult(run.state.messages)).toMatchObject({
+      ok: false,
+      error: { code: 'outcome_unknown' },
+    });
+    expect((await h.store.ledger.get(approvalId))?.status).toBe('outcome_unknown');
+    const update = await h.waitFor('unknown card', () =>
+      h!.notifier.of('update_card').find((u) => u.view.status === 'outcome_unknown'),
+    );
+    expect(update.view.approvalId).toBe(approvalId);
+  });
+
+  it('cancels a paused run: approvals cancelled, cards updated, thread told', async () => {
+    h = await createHarness({
+      model: scriptedModel([{ calls: [call('restart', { service: 'payments' })] }]),
+    });
+    h.startWorker();
+    const runId = await h.enqueueStart(h.startJob('restart payments'));
+    const card = await h.waitFor('card', () => h!.notifier.of('card')[0]);
+    await h.store.runs.requestCancel(runId, { by: 'UREQ', at: Date.now() });
+    await addRunJob(h.queue, { name: 'cancel', data: { v: 1, runId, by: 'UREQ' } });
+    const run = await h.waitForStatus(runId, 'cancelled');
+    expect(run.state.stopMessage).toBe('Cancelled by <@UREQ>.');
+    expect((await h.store.approvals.get(card.view.approvalId))?.status).toBe('cancelled');
+    await h.waitFor('cancelled card', () =>
+      h!.notifier.of('update_card').find((u) => u.view.status === 'cancelled'),
+    );
+    await h.waitFor('end notice', () =>
+      h!.notifier.of('final').find((f) => f.answer.stopReason === 'cancelled'),
+    );
+    // A late approval click changes nothing.
+    const late = await h.decide(card.view.approvalId, 'approved');
+    expect(late.won).toBe(false);
+  });
+
+  it('queues a message sent while the thread has a run waiting, and answers it after', async () => {
+    const model = scriptedModel([
+      { calls: [call('restart', { service: 'payments' })] },
+      { text: 'Restarted payments.' },
+      (req) => ({
+        text: `Follow-up seen with ${req.messages.filter((m) => m.role === 'user').length} user turns.`,
+      }),
+    ]);
+    h = await createHarness({ model });
+    h.startWorker();
+    const first = h.startJob('restart payments');
+    const runId = await h.enqueueStart(first);
+    const card = await h.waitFor('card', () => h!.notifier.of('card')[0]);
+    const followUp = h.startJob('and how is it now?', { threadTs: first.threadTs, kind: 'thread_reply' });
+    const secondRunId = await h.enqueueStart(followUp);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await h.store.runs.loadRun(secondRunId)).toBeNull();
+    await h.decide(card.view.approvalId, 'approved');
+    await h.waitForStatus(runId, 'completed');
+    const second = await h.waitForStatus(secondRunId, 'completed');
+    // The follow-up run starts with the thread's memory: the first question and its answer.
+    expect(second.state.messages.slice(1, 3)).toEqual([
+      { role: 'user', content: 'restart payments' },
+      { role: 'assistant', content: 'Restarted payments.' },
+    ]);
+    expect(second.state.answer).toEqual(['Follow-up seen with 2 user turns.']);
+  });
+
+  it('keeps working when its Redis connections are killed mid-run', async () => {
+    const gate = { release: () => {} };
+    const held = new Promise<void>((r) => {
+      gate.release = r;
+    });
+    h = await createHarness({
+      model: scriptedModel([
+        async () => {
+          await held;
+          return { calls: [call('lookup', { service: 'a' })] };
+        },
+        { text: 'survived' },
+      ]),
+    });
+    h.startWorker();
+    const runId = await h.enqueueStart(h.startJob('survive'));
+    await h.waitForStatus(runId, 'running');
+    for (const id of await h.clientIds())
+      await h.store.context.redis.client('KILL', 'ID', id).catch(() => {});
+    gate.release();
+    const run = await h.waitForStatus(runId, 'completed', 15_000);
+    expect(run.state.answer).toEqual(['survived']);
+  });
+
+  it('takes jobs again after its connections were killed while idle', async () => {
+    h = await createHarness({ model: scriptedModel([{ text: 'still here' }]) });
+    h.startWorker();
+    await new Promise((r) => setTimeout(r, 200));
+    for (const id of await h.clientIds())
+      await h.store.context.redis.client('KILL', 'ID', id).catch(() => {});
+    await new Promise((r) => setTimeout(r, 300));
+    const runId = await h.enqueueStart(h.startJob('ping'));
+    const run = await h.waitForStatus(runId, 'completed', 15_000);
+    expect(run.state.answer).toEqual(['still here']);
+  });
+
+  it('re-posts a card that Slack refused, by retrying the job', async () => {
+    h = await createHarness({
+      model: scriptedModel([{ calls: [call('restart', { service: 'payments' })] }]),
+    });
+    h.notifier.failCards = 1;
+    h.startWorker();
+    const runId = await h.enqueueStart(h.startJob('restart payments'));
+    await h.waitFor('card after a retry', () => h!.notifier.of('card')[0], 15_000);
+    const approvals = await h.store.approvals.listForRun(runId);
+    expect(approvals).toHaveLength(1);
+    expect(approvals[0]!.card).not.toBeNull();
+  });
+
+  it('advancing the same run twice at once: the second waits for the lease', async () => {
+    const model = scriptedModel([
+      async () => {
+        await new Promise((r) => setTimeout(r, 200));
+        return { text: 'done' };
+      },
+    ]);
+    h = await createHarness({ model });
+    const data = h.startJob('x');
+    const rt = h.runtime('direct');
+    const { handleStart } = await import('../../src/worker/handlers.js');
+    const started = handleStart(rt, data, 'j1');
+    await new Promise((r) => setTimeout(r, 50));
+    const second = await advanceRun(rt, approvalIdFor('r-x', 'c').split('.')[0]!, 'j2');
+    expect(second.type).toBe('done'); // a run that does not exist: nothing to do
+    const concurrent = await advanceRun(
+      rt,
+      (await import('../../src/store/ids.js')).runIdForEvent(data.eventId),
+      'j3',
+    );
+    expect(concurrent.type).toBe('busy');
+    expect(await started).toEqual({ type: 'done' });
+  });
+});
