@@ -77,5 +77,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   for (const [steps, ms] of Object.entries(r)) {
     console.log(`engine: ${steps}-step runs: ${(ms * 1000).toFixed(1)} µs per step (median)`);
   }
-  console.log(`engine: 50-step / 1-step per-step ratio: ${(r[50]! / r[1]!).toFixed(2)}x (goal <= 1.3x, <= 100 µs)`);
+  console.log(
+    `engine: 50-step / 1-step per-step ratio: ${(r[50]! / r[1]!).toFixed(2)}x (goal <= 1.3x, <= 100 µs)`,
+  );
 }

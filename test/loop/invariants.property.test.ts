@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { applyDecisions } from '../../src/loop/decisions.js';
 import { argsHash } from '../../src/loop/hash.js';
 import { step } from '../../src/loop/step.js';
-import type { Decision, GatedCall, Message, ModelPort, RunState } from '../../src/loop/types.js';
+import type { Decision, GatedCall, Message, ModelPort, RunState, StepOutcome } from '../../src/loop/types.js';
 import { assertWellFormed, deps, newRun, type ScriptStep, scriptedModel } from '../support/engine.js';
 
 const callSpec = fc.oneof(
@@ -12,8 +12,14 @@ const callSpec = fc.oneof(
   fc.record({ name: fc.constant('lookup'), args: fc.constant('{"service": ') }),
   fc.record({ name: fc.constantFrom('nope', 'delete_everything'), args: fc.constant({}) }),
   fc.record({ name: fc.constantFrom('noop', 'broken'), args: fc.constant({}) }),
-  fc.record({ name: fc.constant('restart'), args: fc.constantFrom({ service: 'payments' }, { service: 'search' }) }),
-  fc.record({ name: fc.constant('announce'), args: fc.constantFrom({ text: 'hi' }, { text: 'deploy done' }) }),
+  fc.record({
+    name: fc.constant('restart'),
+    args: fc.constantFrom({ service: 'payments' }, { service: 'search' }),
+  }),
+  fc.record({
+    name: fc.constant('announce'),
+    args: fc.constantFrom({ text: 'hi' }, { text: 'deploy done' }),
+  }),
 );
 const turnSpec = fc.oneof(
   { weight: 1, arbitrary: fc.record({ text: fc.constantFrom('All fine.', '', 'Here is the summary.') }) },
@@ -40,7 +46,9 @@ describe('engine invariants under random model behaviour', () => {
         fc.integer({ min: 1, max: 4 }),
         fc.boolean(),
         async (turns, decisionPlan, maxSteps, maxErrors, reverseOrder) => {
-          const script: ScriptStep[] = turns.map((t) => ('calls' in t ? { calls: t.calls } : { text: t.text }));
+          const script: ScriptStep[] = turns.map((t) =>
+            'calls' in t ? { calls: t.calls } : { text: t.text },
+          );
           const inner = scriptedModel(script);
           const model: ModelPort = {
             async complete(req) {
@@ -61,7 +69,7 @@ describe('engine invariants under random model behaviour', () => {
             roundTrip(state);
             assertWellFormed(state);
             if (state.stopReason) break;
-            let outcome;
+            let outcome: StepOutcome;
             if (state.status === 'running') {
               outcome = await step(state, d);
             } else {
@@ -73,7 +81,12 @@ describe('engine invariants under random model behaviour', () => {
                 plan === 'approve'
                   ? { toolCallId: g.toolCallId, kind: 'approved', argsHash: g.argsHash, by: 'UMGR' }
                   : plan === 'approve_wrong_hash'
-                    ? { toolCallId: g.toolCallId, kind: 'approved', argsHash: argsHash({ other: true }), by: 'UMGR' }
+                    ? {
+                        toolCallId: g.toolCallId,
+                        kind: 'approved',
+                        argsHash: argsHash({ other: true }),
+                        by: 'UMGR',
+                      }
                     : plan === 'reject'
                       ? { toolCallId: g.toolCallId, kind: 'rejected', by: 'UMGR', reason: 'no' }
                       : plan === 'expire'

@@ -358,7 +358,10 @@ describe('budgets and brakes', () => {
   });
 
   it('bounds each reply by the per-reply cap, lowered to what is left of the token budget', async () => {
-    const model = scriptedModel([{ calls: [call('noop')], usage: { inputTokens: 4000, outputTokens: 500 } }, { text: 'ok' }]);
+    const model = scriptedModel([
+      { calls: [call('noop')], usage: { inputTokens: 4000, outputTokens: 500 } },
+      { text: 'ok' },
+    ]);
     await runUntilPause(newRun({ maxTokens: 5000, maxReplyTokens: 2000 }), deps(model).deps);
     expect(model.requests.map((r) => r.maxOutputTokens)).toEqual([2000, 500]);
   });
