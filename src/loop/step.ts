@@ -65,6 +65,7 @@ export async function step(state: RunState, deps: EngineDeps): Promise<StepOutco
     clearTimeout(deadline);
   }
   const now = deps.clock.now();
+  const cost = costOf(reply.usage, priceFor(state.limits, reply.model));
   deps.emit({
     type: 'model_replied',
     runId: state.runId,
@@ -72,12 +73,13 @@ export async function step(state: RunState, deps: EngineDeps): Promise<StepOutco
     toolCalls: reply.toolCalls.length,
     durationMs: now - started,
     usage: reply.usage,
+    costUsd: cost,
   });
   const usage = {
     ...state.usage,
     inputTokens: state.usage.inputTokens + reply.usage.inputTokens,
     outputTokens: state.usage.outputTokens + reply.usage.outputTokens,
-    costUsd: state.usage.costUsd + costOf(reply.usage, priceFor(state.limits, reply.model)),
+    costUsd: state.usage.costUsd + cost,
   };
   const next: RunState = { ...state, step: stepNo, usage, updatedAt: now };
 

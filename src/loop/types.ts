@@ -171,6 +171,7 @@ export type EngineEvent =
       toolCalls: number;
       durationMs: number;
       usage: ModelUsage;
+      costUsd: number;
     }
   | {
       type: 'tool_started';

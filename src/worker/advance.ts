@@ -2,6 +2,7 @@ import { cancelRun } from '../loop/decisions.js';
 import { decideAndContinue, type RunOutcome, runUntilPause } from '../loop/run.js';
 import { isFinished } from '../loop/state.js';
 import type { Decision, EngineDeps, EngineEvent, RunState } from '../loop/types.js';
+import { recordEngineEvent } from '../metrics/metrics.js';
 import type { RunSlackContext } from '../slack/notifier-port.js';
 import { AWAITING_APPROVAL_TEXT, progressText, THINKING_TEXT } from '../slack/progress.js';
 import { RunCheckpointer, storeExecutionLedger } from '../store/engine-ports.js';
@@ -110,6 +111,7 @@ export async function advanceRun(rt: WorkerRuntime, runId: string, jobId: string
       logger: log,
       emit: (event) => {
         trace.record(event);
+        if (rt.metrics) recordEngineEvent(rt.metrics, event);
         const text = progressOf(event);
         if (text) void rt.notifier.progress(ctx, text);
       },

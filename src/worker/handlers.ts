@@ -75,6 +75,7 @@ export async function handleExpire(
     now: rt.clock.now(),
   });
   if (!changed) return { type: 'done' };
+  rt.metrics?.approvalsDecided.inc({ decision: 'expired' });
   if (record.card) {
     await rt.notifier.updateCard({ runId: data.runId }, record.card, approvalViewFromRecord(record));
   }

@@ -12,6 +12,9 @@ export function runsProcessor(rt: WorkerRuntime) {
   return async (job: Job, token?: string): Promise<void> => {
     const parsed = parseJobData(job.name, job.data);
     const jobId = job.id ?? 'unknown';
+    // Wait time in the queue: from when the job became runnable (added, or its delay ended).
+    const runnableAt = job.timestamp + (job.delay ?? 0);
+    rt.metrics?.jobLatency.observe({ job: parsed.name }, Math.max(0, Date.now() - runnableAt) / 1000);
     let result: AdvanceResult;
     switch (parsed.name) {
       case 'start':
@@ -27,6 +30,7 @@ export function runsProcessor(rt: WorkerRuntime) {
         result = await handleCancel(rt, parsed.data, jobId);
         break;
     }
+    rt.metrics?.jobsProcessed.inc({ job: parsed.name, outcome: result.type });
     if (result.type === 'busy') {
       await job.moveToDelayed(Date.now() + result.retryInMs, token);
       throw new DelayedError();

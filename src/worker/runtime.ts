@@ -1,4 +1,5 @@
 import type { AnyTool, Clock, Logger, ModelPort, RunLimits } from '../loop/types.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { RunsQueue } from '../queue/runs-queue.js';
 import type { Notifier } from '../slack/notifier-port.js';
 import type { Approvers } from '../store/records.js';
@@ -30,4 +31,6 @@ export interface WorkerRuntime {
   leaseTtlMs: number;
   /** True while the process shuts down: jobs hand their runs back at the next step boundary. */
   stopping: () => boolean;
+  /** Prometheus metrics of this process, when it serves them. */
+  metrics?: Metrics;
 }

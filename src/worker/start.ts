@@ -1,8 +1,12 @@
+import type { Server } from 'node:http';
 import { loadEnv } from '../config/env.js';
 import { loadPolicy } from '../config/policy.js';
 import { createLogger } from '../log/logger.js';
+import { startProbeServer } from '../metrics/http.js';
+import { createMetrics, type Metrics } from '../metrics/metrics.js';
 import { createRedisConnection } from '../queue/connection.js';
-import { createRunsQueue } from '../queue/runs-queue.js';
+import { createRunsQueue, type RunsQueue } from '../queue/runs-queue.js';
+import type { Store } from '../store/store.js';
 import { createStore } from '../store/store.js';
 import { buildWorkerRuntime } from './build-runtime.js';
 import { closeWorker, createRunWorker } from './run-worker.js';
@@ -10,25 +14,50 @@ import { closeWorker, createRunWorker } from './run-worker.js';
 /** How long a stopping worker waits for its current steps before it exits anyway. */
 const SHUTDOWN_GRACE_MS = 25_000;
 
+/** Gauges read at scrape time from Redis: pending approvals and queue depth. */
+export function metricsFor(store: Store, queue: RunsQueue): Metrics {
+  return createMetrics({
+    pendingApprovals: () => store.context.redis.zcard(store.context.keys.pendingApprovals),
+    queueCounts: () =>
+      queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed', 'prioritized'),
+  });
+}
+
+export interface StartWorkerOptions {
+  /** Share the registry of another part of the process (`npm start`); else the worker makes its own. */
+  metrics?: Metrics;
+  /** Serve /metrics, /healthz and /readyz on METRICS_PORT. Default true. */
+  serveProbes?: boolean;
+  /** Stop on SIGTERM/SIGINT and exit the process. Default true. */
+  handleSignals?: boolean;
+}
+
 /**
- * Starts a worker in this process: it takes jobs until SIGTERM/SIGINT, then stops taking jobs, lets the
- * current steps finish (each job yields its run at the next step boundary, for another worker to
- * continue) and exits.
+ * Starts a worker in this process: it takes jobs until stopped, then stops taking jobs, lets the
+ * current steps finish (each job hands its run back at the next step boundary, for another worker to
+ * continue) and closes its connections.
  */
-export async function startWorker() {
+export async function startWorker(options: StartWorkerOptions = {}) {
   const env = loadEnv(process.env, { need: 'worker' });
   const policy = await loadPolicy(env.LOOPGATE_CONFIG);
   const logger = createLogger({ level: env.LOG_LEVEL, service: 'loopgate-worker' });
   const storeConnection = createRedisConnection(env.REDIS_URL, 'store');
   const producer = createRedisConnection(env.REDIS_URL, 'worker');
   const workerConnection = createRedisConnection(env.REDIS_URL, 'worker');
+  for (const c of [storeConnection, producer, workerConnection]) {
+    c.on('error', (err: Error) => logger.warn({ err }, 'redis connection error'));
+  }
   const store = createStore(storeConnection, {
     prefix: env.LOOPGATE_PREFIX,
     retentionMs: env.RETENTION_DAYS * 86_400_000,
   });
   const queue = createRunsQueue(producer, env.LOOPGATE_PREFIX);
+  const metrics = options.metrics ?? metricsFor(store, queue);
   let stopping = false;
-  const rt = await buildWorkerRuntime({ env, policy, logger, store, queue, stopping: () => stopping });
+  const rt = {
+    ...(await buildWorkerRuntime({ env, policy, logger, store, queue, stopping: () => stopping })),
+    metrics,
+  };
   const worker = createRunWorker(rt, workerConnection, {
     concurrency: env.WORKER_CONCURRENCY,
     lockDurationMs: env.WORKER_LOCK_MS,
@@ -36,23 +65,52 @@ export async function startWorker() {
     prefix: env.LOOPGATE_PREFIX,
   });
   worker.run().catch((err: unknown) => logger.error({ err }, 'worker stopped with an error'));
+  let probes: Server | undefined;
+  if (options.serveProbes !== false && env.METRICS_PORT !== 0) {
+    probes = await startProbeServer({
+      registry: metrics.registry,
+      port: env.METRICS_PORT,
+      readiness: {
+        redis: async () => (await storeConnection.ping()) === 'PONG',
+        // Health is jobs flowing, not just PING: the worker's own blocking connection must be up.
+        worker: async () => worker.isRunning() && workerConnection.status === 'ready',
+      },
+    });
+  }
   logger.info(
-    { workerId: rt.workerId, concurrency: env.WORKER_CONCURRENCY, tools: [...rt.tools.keys()] },
+    {
+      workerId: rt.workerId,
+      concurrency: env.WORKER_CONCURRENCY,
+      tools: [...rt.tools.keys()],
+      metricsPort: env.METRICS_PORT,
+    },
     'worker started',
   );
 
-  const stop = async (signal: string) => {
-    logger.info({ signal }, 'stopping: no new jobs, finishing current steps');
+  const stop = async (reason: string) => {
+    if (stopping) return;
+    logger.info({ reason }, 'stopping: no new jobs, finishing current steps');
     stopping = true;
     const result = await closeWorker(worker, SHUTDOWN_GRACE_MS);
     if (result === 'timed_out')
       logger.warn({}, 'current steps did not finish in time; their jobs will be recovered');
+    probes?.close();
     await queue.close().catch(() => {});
     for (const c of [storeConnection, producer, workerConnection]) c.disconnect();
     logger.info({}, 'worker stopped');
-    process.exit(0);
   };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
-  return { worker, rt };
+  if (options.handleSignals !== false) {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      process.once(signal, () => {
+        stop(signal).then(
+          () => process.exit(0),
+          (err: unknown) => {
+            logger.error({ err }, 'shutdown failed');
+            process.exit(1);
+          },
+        );
+      });
+    }
+  }
+  return { worker, rt, stop };
 }

@@ -42,6 +42,7 @@ describe('loadEnv: defaults', () => {
       OPENAI_TIMEOUT_MS: 60_000,
       WORKER_CONCURRENCY: 4,
       WORKER_LOCK_MS: 20_000,
+      METRICS_PORT: 9091,
       RETENTION_DAYS: 7,
     });
   });

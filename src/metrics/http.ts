@@ -1,0 +1,56 @@
+import { createServer, type Server } from 'node:http';
+import type { Registry } from 'prom-client';
+
+export interface ProbeServerOptions {
+  registry: Registry;
+  /** Ready when every check resolves true; the failing ones are named in the 503 body. */
+  readiness: Record<string, () => Promise<boolean>>;
+  port: number;
+  host?: string;
+}
+
+/** Runs the readiness checks with a time limit each; a check that throws or hangs counts as failed. */
+export async function runChecks(checks: Record<string, () => Promise<boolean>>, timeoutMs = 2_000) {
+  const entries = await Promise.all(
+    Object.entries(checks).map(async ([name, check]) => {
+      let timer: NodeJS.Timeout | undefined;
+      const limit = new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), timeoutMs);
+      });
+      const ok = await Promise.race([check().catch(() => false), limit]);
+      clearTimeout(timer);
+      return [name, ok] as const;
+    }),
+  );
+  return { ok: entries.every(([, ok]) => ok), checks: Object.fromEntries(entries) };
+}
+
+/** A worker's HTTP side: GET /metrics (Prometheus), /healthz (alive), /readyz (dependencies reachable). */
+export function startProbeServer(options: ProbeServerOptions): Promise<Server> {
+  const server = createServer((req, res) => {
+    const send = (status: number, type: string, body: string) => {
+      res.writeHead(status, { 'content-type': type });
+      res.end(body);
+    };
+    if (req.method !== 'GET') return send(405, 'text/plain', 'method not allowed\n');
+    if (req.url === '/metrics') {
+      options.registry
+        .metrics()
+        .then((text) => send(200, options.registry.contentType, text))
+        .catch((err: Error) => send(500, 'text/plain', `${err.message}\n`));
+      return;
+    }
+    if (req.url === '/healthz') return send(200, 'application/json', '{"ok":true}');
+    if (req.url === '/readyz') {
+      runChecks(options.readiness).then((result) =>
+        send(result.ok ? 200 : 503, 'application/json', JSON.stringify(result)),
+      );
+      return;
+    }
+    send(404, 'text/plain', 'not found\n');
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host ?? '0.0.0.0', () => resolve(server));
+  });
+}

@@ -1,0 +1,161 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { EngineEvent } from '../loop/types.js';
+
+/**
+ * loopgate's Prometheus metrics. Each process (bot, worker, or both in one) owns one registry and
+ * serves it on /metrics; Prometheus sums the workers' series.
+ */
+export interface Metrics {
+  registry: Registry;
+  runsFinished: Counter<'status' | 'stop_reason'>;
+  steps: Counter;
+  toolCalls: Counter<'tool' | 'effect' | 'outcome'>;
+  approvalsRequested: Counter<'tool'>;
+  approvalsDecided: Counter<'decision'>;
+  approvalsPending: Gauge;
+  timeToDecision: Histogram<'decision'>;
+  modelLatency: Histogram;
+  modelTokens: Counter<'kind'>;
+  modelCostUsd: Counter;
+  queueJobs: Gauge<'state'>;
+  jobLatency: Histogram<'job'>;
+  jobsProcessed: Counter<'job' | 'outcome'>;
+  slackAcks: Histogram<'kind'>;
+}
+
+export interface MetricsSources {
+  /** Pending approvals right now (read at scrape time). */
+  pendingApprovals?: () => Promise<number>;
+  /** Job counts of the runs queue by state (read at scrape time). */
+  queueCounts?: () => Promise<Record<string, number>>;
+}
+
+export function createMetrics(
+  sources: MetricsSources = {},
+  options: { defaultMetrics?: boolean } = {},
+): Metrics {
+  const registry = new Registry();
+  if (options.defaultMetrics !== false)
+    collectDefaultMetrics({ register: registry, prefix: 'loopgate_process_' });
+  const registers = [registry];
+  return {
+    registry,
+    runsFinished: new Counter({
+      name: 'loopgate_runs_finished_total',
+      help: 'Runs that ended, by status and stop reason',
+      labelNames: ['status', 'stop_reason'] as const,
+      registers,
+    }),
+    steps: new Counter({ name: 'loopgate_steps_total', help: 'Model calls made by runs', registers }),
+    toolCalls: new Counter({
+      name: 'loopgate_tool_calls_total',
+      help: 'Tool calls by tool, effect and outcome (ok or the error code)',
+      labelNames: ['tool', 'effect', 'outcome'] as const,
+      registers,
+    }),
+    approvalsRequested: new Counter({
+      name: 'loopgate_approvals_requested_total',
+      help: 'Gated calls that asked for a decision',
+      labelNames: ['tool'] as const,
+      registers,
+    }),
+    approvalsDecided: new Counter({
+      name: 'loopgate_approvals_decided_total',
+      help: 'Approvals decided, by decision (approved, rejected, expired, cancelled)',
+      labelNames: ['decision'] as const,
+      registers,
+    }),
+    approvalsPending: new Gauge({
+      name: 'loopgate_approvals_pending',
+      help: 'Approvals waiting for a decision',
+      registers,
+      async collect() {
+        if (sources.pendingApprovals) this.set(await sources.pendingApprovals());
+      },
+    }),
+    timeToDecision: new Histogram({
+      name: 'loopgate_approval_decision_seconds',
+      help: 'Time from an approval card to its decision',
+      labelNames: ['decision'] as const,
+      buckets: [5, 15, 30, 60, 300, 900, 1800, 3600, 14400, 86400],
+      registers,
+    }),
+    modelLatency: new Histogram({
+      name: 'loopgate_model_latency_seconds',
+      help: 'Duration of model calls (retries included)',
+      buckets: [0.25, 0.5, 1, 2, 4, 8, 16, 32, 64],
+      registers,
+    }),
+    modelTokens: new Counter({
+      name: 'loopgate_model_tokens_total',
+      help: 'Tokens used by model calls',
+      labelNames: ['kind'] as const,
+      registers,
+    }),
+    modelCostUsd: new Counter({
+      name: 'loopgate_model_cost_usd_total',
+      help: 'Model cost in US dollars',
+      registers,
+    }),
+    queueJobs: new Gauge({
+      name: 'loopgate_queue_jobs',
+      help: 'Jobs of the runs queue by state',
+      labelNames: ['state'] as const,
+      registers,
+      async collect() {
+        if (!sources.queueCounts) return;
+        for (const [state, n] of Object.entries(await sources.queueCounts())) this.set({ state }, n);
+      },
+    }),
+    jobLatency: new Histogram({
+      name: 'loopgate_job_wait_seconds',
+      help: 'Time a job waited in the queue before a worker took it',
+      labelNames: ['job'] as const,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30],
+      registers,
+    }),
+    jobsProcessed: new Counter({
+      name: 'loopgate_jobs_processed_total',
+      help: 'Jobs processed by workers, by job name and outcome',
+      labelNames: ['job', 'outcome'] as const,
+      registers,
+    }),
+    slackAcks: new Histogram({
+      name: 'loopgate_slack_ack_seconds',
+      help: 'Time to acknowledge a Slack request',
+      labelNames: ['kind'] as const,
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 3],
+      registers,
+    }),
+  };
+}
+
+/** Counts what the engine reports. */
+export function recordEngineEvent(metrics: Metrics, event: EngineEvent): void {
+  switch (event.type) {
+    case 'step_started':
+      metrics.steps.inc();
+      return;
+    case 'model_replied':
+      metrics.modelLatency.observe(event.durationMs / 1000);
+      metrics.modelTokens.inc({ kind: 'input' }, event.usage.inputTokens);
+      metrics.modelTokens.inc({ kind: 'output' }, event.usage.outputTokens);
+      metrics.modelCostUsd.inc(event.costUsd);
+      return;
+    case 'tool_finished':
+      metrics.toolCalls.inc({
+        tool: event.tool,
+        effect: event.effect,
+        outcome: event.ok ? 'ok' : (event.code ?? 'error'),
+      });
+      return;
+    case 'approval_needed':
+      for (const call of event.calls) metrics.approvalsRequested.inc({ tool: call.tool });
+      return;
+    case 'finished':
+      metrics.runsFinished.inc({ status: event.status, stop_reason: event.stopReason });
+      return;
+    default:
+      return;
+  }
+}

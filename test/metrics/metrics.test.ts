@@ -1,0 +1,88 @@
+import type { Server } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runChecks, startProbeServer } from '../../src/metrics/http.js';
+import { createMetrics, recordEngineEvent } from '../../src/metrics/metrics.js';
+
+let server: Server | undefined;
+afterEach(() => {
+  server?.close();
+  server = undefined;
+});
+
+describe('metrics', () => {
+  it('counts engine events: steps, tokens, cost, tool outcomes, approvals, finished runs', async () => {
+    const m = createMetrics({}, { defaultMetrics: false });
+    recordEngineEvent(m, { type: 'step_started', runId: 'r', step: 1 });
+    recordEngineEvent(m, {
+      type: 'model_replied',
+      runId: 'r',
+      step: 1,
+      toolCalls: 1,
+      durationMs: 1500,
+      usage: { inputTokens: 100, outputTokens: 20 },
+      costUsd: 0.25,
+    });
+    recordEngineEvent(m, {
+      type: 'tool_finished',
+      runId: 'r',
+      toolCallId: 'c',
+      tool: 'http_get',
+      effect: 'read',
+      ok: false,
+      code: 'timeout',
+      durationMs: 5,
+    });
+    recordEngineEvent(m, {
+      type: 'finished',
+      runId: 'r',
+      status: 'stopped',
+      stopReason: 'max_steps',
+      message: 'x',
+    });
+    const text = await m.registry.metrics();
+    expect(text).toContain('loopgate_steps_total 1');
+    expect(text).toContain('loopgate_model_tokens_total{kind="input"} 100');
+    expect(text).toContain('loopgate_model_cost_usd_total 0.25');
+    expect(text).toContain('loopgate_tool_calls_total{tool="http_get",effect="read",outcome="timeout"} 1');
+    expect(text).toContain('loopgate_runs_finished_total{status="stopped",stop_reason="max_steps"} 1');
+    expect(text).toContain('loopgate_model_latency_seconds_sum 1.5');
+  });
+
+  it('reads gauges from their sources at scrape time', async () => {
+    let pending = 3;
+    const m = createMetrics(
+      { pendingApprovals: async () => pending, queueCounts: async () => ({ waiting: 2, active: 1 }) },
+      { defaultMetrics: false },
+    );
+    expect(await m.registry.metrics()).toContain('loopgate_approvals_pending 3');
+    pending = 0;
+    const text = await m.registry.metrics();
+    expect(text).toContain('loopgate_approvals_pending 0');
+    expect(text).toContain('loopgate_queue_jobs{state="waiting"} 2');
+  });
+
+  it('serves /metrics, /healthz and /readyz naming the failing check', async () => {
+    const m = createMetrics({}, { defaultMetrics: false });
+    let redisUp = true;
+    server = await startProbeServer({
+      registry: m.registry,
+      port: 0,
+      host: '127.0.0.1',
+      readiness: { redis: async () => redisUp, worker: async () => true },
+    });
+    const { port } = server.address() as { port: number };
+    const base = `http://127.0.0.1:${port}`;
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    expect(await (await fetch(`${base}/metrics`)).text()).toContain('loopgate_steps_total');
+    expect((await fetch(`${base}/readyz`)).status).toBe(200);
+    redisUp = false;
+    const notReady = await fetch(`${base}/readyz`);
+    expect(notReady.status).toBe(503);
+    expect(await notReady.json()).toEqual({ ok: false, checks: { redis: false, worker: true } });
+  });
+
+  it('counts a hanging check as failed', async () => {
+    const result = await runChecks({ slow: () => new Promise<boolean>(() => {}) }, 50);
+    expect(result).toEqual({ ok: false, checks: { slow: false } });
+  });
+});
