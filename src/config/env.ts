@@ -21,7 +21,8 @@ const integer = (min: number, max: number) =>
   z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(min).max(max));
 
 /** Redis Cluster hashes only the part of a key between its first `{` and the next `}`, if non-empty. */
-const HASH_TAG = /^[^{]*\{[^}]+\}/;
+/** A non-empty {hash tag}, and no ':' (BullMQ joins its key parts with ':'). */
+const HASH_TAG = /^[^{:]*\{[^}:]+\}[^:]*$/;
 
 /** `z.httpUrl()` would refuse IP hosts such as the 127.0.0.1 fake servers of tests. */
 const HTTP = /^https?$/;
@@ -79,7 +80,7 @@ const VARS = {
   }),
   LOOPGATE_PREFIX: spec({
     schema: z.string().regex(HASH_TAG).default('{loopgate}'),
-    expected: 'a Redis key prefix containing a non-empty {hash tag} such as {loopgate}',
+    expected: 'a Redis key prefix containing a non-empty {hash tag} such as {loopgate}, without ":"',
   }),
   LOG_LEVEL: spec({
     schema: z.enum(LOG_LEVELS).default('info'),

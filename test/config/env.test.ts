@@ -58,7 +58,7 @@ describe('loadEnv: defaults', () => {
         REDIS_URL: 'rediss://cache.internal:6380/2',
         PORT: '8080',
         LOOPGATE_CONFIG: '/etc/loopgate.yaml',
-        LOOPGATE_PREFIX: 'acme:{lg}',
+        LOOPGATE_PREFIX: 'acme-{lg}',
         LOG_LEVEL: 'debug',
         OPENAI_MAX_RETRIES: '0',
         OPENAI_TIMEOUT_MS: '1500',
@@ -75,7 +75,7 @@ describe('loadEnv: defaults', () => {
       REDIS_URL: 'rediss://cache.internal:6380/2',
       PORT: 8080,
       LOOPGATE_CONFIG: '/etc/loopgate.yaml',
-      LOOPGATE_PREFIX: 'acme:{lg}',
+      LOOPGATE_PREFIX: 'acme-{lg}',
       LOG_LEVEL: 'debug',
       OPENAI_MAX_RETRIES: 0,
       OPENAI_TIMEOUT_MS: 1500,
@@ -179,7 +179,7 @@ describe('loadEnv: errors name the key and what is expected', () => {
 });
 
 describe('loadEnv: LOOPGATE_PREFIX must carry a Redis Cluster hash tag', () => {
-  it.each(['loopgate', 'loopgate:', '{}loopgate', '{}{loopgate}', 'loop{gate', 'loop}gate{'])(
+  it.each(['loopgate', 'loopgate:', '{}loopgate', '{}{loopgate}', 'loop{gate', 'loop}gate{', 'acme:{lg}'])(
     'refuses %j',
     (prefix) => {
       const error = configErrorOf({ ...SECRETS, LOOPGATE_PREFIX: prefix });
@@ -188,7 +188,7 @@ describe('loadEnv: LOOPGATE_PREFIX must carry a Redis Cluster hash tag', () => {
     },
   );
 
-  it.each(['{loopgate}', 'acme:{lg}', '{lg}:staging', 'a{b}c{d}'])('accepts %j', (prefix) => {
+  it.each(['{loopgate}', 'acme-{lg}', '{lg}-staging', 'a{b}c{d}'])('accepts %j', (prefix) => {
     expect(loadEnv({ ...SECRETS, LOOPGATE_PREFIX: prefix }, { envFile: false }).LOOPGATE_PREFIX).toBe(prefix);
   });
 });

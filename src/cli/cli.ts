@@ -1,0 +1,112 @@
+/**
+ * `loopgate <command> [options]`: dispatch, the shared store connection, and the mapping of failures to
+ * exit statuses (0 ok, 1 error, 2 usage). Every message names what to fix; no stack traces for expected
+ * failures.
+ */
+import type { Writable } from 'node:stream';
+import { ConfigError } from '../config/errors.js';
+import { LoopgateError } from '../loop/errors.js';
+import type { Store } from '../store/index.js';
+import type { CliContext, Command, CommandEntry } from './command.js';
+import { EXIT, UsageError } from './errors.js';
+import { write } from './format.js';
+
+export const COMMANDS: readonly CommandEntry[] = [
+  {
+    name: 'runs',
+    summary: 'list recent runs (of a channel, of a requester, or everywhere)',
+    load: async () => (await import('./commands/runs.js')).runsCommand,
+  },
+  {
+    name: 'trace',
+    summary: "show one run's steps, tool calls, approvals and answer",
+    load: async () => (await import('./commands/trace.js')).traceCommand,
+  },
+  {
+    name: 'approvals',
+    summary: 'list approvals waiting for a decision',
+    load: async () => (await import('./commands/approvals.js')).approvalsCommand,
+  },
+  {
+    name: 'audit',
+    summary: 'export the audit log of decisions for a time range as JSON Lines',
+    load: async () => (await import('./commands/audit.js')).auditCommand,
+  },
+  {
+    name: 'check-config',
+    summary: 'validate a policy file without starting anything (no Redis needed)',
+    load: async () => (await import('./commands/check-config.js')).checkConfigCommand,
+  },
+];
+
+export const MAIN_HELP = `Usage: loopgate <command> [options]
+
+Inspect a loopgate installation from a terminal. Reads REDIS_URL, LOOPGATE_PREFIX and RETENTION_DAYS
+from the environment (and from .env in the working directory, like the bot and the workers).
+
+Commands:
+${COMMANDS.map((c) => `  ${c.name.padEnd(14)}${c.summary}`).join('\n')}
+
+Run 'loopgate <command> --help' for a command's options.
+Exit status: 0 ok, 1 error, 2 wrong usage.`;
+
+export interface CliIo {
+  stdout: Writable;
+  stderr: Writable;
+  env: Readonly<Record<string, string | undefined>>;
+  now(): number;
+}
+
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    const topic = name === 'help' ? COMMANDS.find((c) => c.name === rest[0]) : undefined;
+    const text = topic ? (await topic.load()).help : MAIN_HELP;
+    await write(name === undefined ? io.stderr : io.stdout, `${text}\n`);
+    return name === undefined ? EXIT.usage : EXIT.ok;
+  }
+  const entry = COMMANDS.find((c) => c.name === name);
+  if (entry === undefined) {
+    await write(io.stderr, `loopgate: unknown command ${JSON.stringify(name)}\n\n${MAIN_HELP}\n`);
+    return EXIT.usage;
+  }
+  const command = await entry.load();
+
+  let opened: Promise<{ store: Store; close(): Promise<void> }> | undefined;
+  const ctx: CliContext = {
+    ...io,
+    store: async () => {
+      opened ??= import('./open-store.js').then(({ openStore }) => openStore(io.env));
+      return (await opened).store;
+    },
+  };
+  try {
+    return await command.run(rest, ctx);
+  } catch (error) {
+    return report(error, command, io.stderr);
+  } finally {
+    if (opened) await opened.then((o) => o.close()).catch(() => {});
+  }
+}
+
+async function report(error: unknown, command: Command, stderr: Writable): Promise<number> {
+  if (error instanceof UsageError) {
+    const usage = error.usage.split('\n')[0] ?? '';
+    await write(
+      stderr,
+      `loopgate ${command.name}: ${error.message}\n${usage}\nRun 'loopgate ${command.name} --help' for details.\n`,
+    );
+    return EXIT.usage;
+  }
+  if (error instanceof ConfigError) {
+    await write(stderr, `loopgate: ${error.message}\n`);
+    return EXIT.error;
+  }
+  if (error instanceof LoopgateError) {
+    await write(stderr, `loopgate ${command.name}: ${error.message}\n`);
+    return EXIT.error;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  await write(stderr, `loopgate ${command.name}: unexpected error: ${message}\n`);
+  return EXIT.error;
+}

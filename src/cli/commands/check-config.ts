@@ -1,0 +1,50 @@
+import { ConfigError } from '../../config/errors.js';
+import { loadPolicy } from '../../config/policy.js';
+import { buildTools } from '../../tools/registry.js';
+import { parseCommandLine } from '../args.js';
+import type { Command } from '../command.js';
+import { json, write } from '../format.js';
+import { summarisePolicy, summaryText } from '../policy-summary.js';
+
+const help = `Usage: loopgate check-config [path] [--json]
+
+Validates a policy/tools file exactly as the bot and the workers do at start-up, without Redis, Slack or
+the model: every key, the secrets it names (keys ending in Env must name a set environment variable;
+.env in the working directory is read first), the runbook directory, and the custom tool modules, which
+are imported (their top-level code runs) and checked. Prints OK and a summary (tools and their
+approvers, budgets, channels), or every problem with its key, and exits 1.
+
+  path     the file to check; default LOOPGATE_CONFIG, else ./loopgate.yaml
+  --json   print {"ok": true, ...summary} or {"ok": false, "source", "problems": [{key, problem}]}`;
+
+const options = { json: { type: 'boolean' } } as const;
+
+/** Tools are built but never run: post_message gets a poster that refuses to post. */
+const noPosting = {
+  postMessage: () => Promise.reject(new Error('check-config does not post to Slack')),
+};
+
+export const checkConfigCommand: Command = {
+  name: 'check-config',
+  help,
+  async run(argv, ctx) {
+    const line = parseCommandLine(argv, options, help, { min: 0, max: 1 });
+    if (line === null) return write(ctx.stdout, `${help}\n`).then(() => 0);
+    const path = line.positionals[0] ?? (ctx.env.LOOPGATE_CONFIG || './loopgate.yaml');
+    try {
+      const policy = await loadPolicy(path, { env: ctx.env });
+      const tools = await buildTools(policy, { env: ctx.env, slack: noPosting });
+      const summary = summarisePolicy(policy, tools);
+      await write(ctx.stdout, line.values.json ? json(summary) : summaryText(summary));
+      return 0;
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      if (line.values.json) {
+        await write(ctx.stdout, json({ ok: false, source: error.source, problems: error.problems }));
+      } else {
+        await write(ctx.stderr, `loopgate: ${error.message}\n`);
+      }
+      return 1;
+    }
+  },
+};

@@ -1,0 +1,91 @@
+import { parseCommandLine, positiveInt } from '../args.js';
+import type { Command } from '../command.js';
+import { UsageError } from '../errors.js';
+import { json, shorten, table, utc, write } from '../format.js';
+import { indexedRunIds, type RunRow, readRunRows, scanRecentRunIds } from '../run-rows.js';
+
+/** Run headers a scope-less listing examines at most (SCAN walks the whole keyspace). */
+export const MAX_SCANNED_RUNS = 10_000;
+
+const help = `Usage: loopgate runs [--channel C --team T | --user U --team T] [--limit N] [--json]
+
+Lists recent runs, newest first: id, status, stop reason, step, requester, channel, creation time (UTC).
+
+  --team T      Slack team (workspace) id, required with --channel or --user
+  --channel C   runs started in channel C (the index /loopgate status reads)
+  --user U      runs requested by user U
+  --limit N     at most N runs (default 20, at most 1000)
+  --json        print a JSON array instead of a table
+
+Without --channel or --user it lists runs across all channels by scanning the run headers in Redis. It
+examines at most ${MAX_SCANNED_RUNS} headers (a note on stderr says when there were more) and, against
+Redis Cluster, only the node REDIS_URL points at. Runs are kept RETENTION_DAYS days after they end.`;
+
+const options = {
+  team: { type: 'string' },
+  channel: { type: 'string' },
+  user: { type: 'string' },
+  limit: { type: 'string' },
+  json: { type: 'boolean' },
+} as const;
+
+export const runsCommand: Command = {
+  name: 'runs',
+  help,
+  async run(argv, ctx) {
+    const line = parseCommandLine(argv, options, help);
+    if (line === null) return write(ctx.stdout, `${help}\n`).then(() => 0);
+    const { team, channel, user, json: asJson } = line.values;
+    const limit = positiveInt(line.values.limit, 'limit', 1_000, 20, help);
+    if (channel !== undefined && user !== undefined)
+      throw new UsageError('give --channel or --user, not both', help);
+    if ((channel !== undefined || user !== undefined) && team === undefined) {
+      throw new UsageError(`--${channel !== undefined ? 'channel' : 'user'} needs --team`, help);
+    }
+    if (team !== undefined && channel === undefined && user === undefined) {
+      throw new UsageError('--team goes with --channel or --user', help);
+    }
+    const store = await ctx.store();
+    let runIds: string[];
+    let note: string | null = null;
+    try {
+      if (team !== undefined && channel !== undefined) {
+        runIds = await indexedRunIds(store.context, { channel: { teamId: team, channelId: channel } }, limit);
+      } else if (team !== undefined && user !== undefined) {
+        runIds = await indexedRunIds(store.context, { user: { teamId: team, userId: user } }, limit);
+      } else {
+        const scan = await scanRecentRunIds(store.context, limit, MAX_SCANNED_RUNS);
+        runIds = scan.runIds;
+        if (!scan.complete) {
+          note = `note: examined ${scan.examined} run headers and stopped; older runs may be missing (use --channel or --user)`;
+        }
+      }
+    } catch (error) {
+      // The key scheme refuses ids that could not be Slack ids (they would alter a key's shape).
+      if (error instanceof TypeError) throw new UsageError(error.message, help);
+      throw error;
+    }
+    const { rows, unreadable } = await readRunRows(store.context, runIds);
+    for (const bad of unreadable)
+      await write(ctx.stderr, `warning: run ${bad.runId} is unreadable: ${bad.problem}\n`);
+    if (note !== null) await write(ctx.stderr, `${note}\n`);
+    await write(ctx.stdout, asJson ? json(rows) : runsText(rows));
+    return 0;
+  },
+};
+
+function runsText(rows: readonly RunRow[]): string {
+  if (rows.length === 0) return 'No runs found.\n';
+  const header = ['RUN', 'STATUS', 'STOP', 'STEP', 'REQUESTER', 'CHANNEL', 'CREATED', 'QUESTION'];
+  const cells = rows.map((r) => [
+    r.runId,
+    r.status,
+    r.stopReason ?? '-',
+    String(r.step),
+    r.requester,
+    `${r.teamId}/${r.channelId}`,
+    utc(r.createdAt),
+    shorten(r.question, 50),
+  ]);
+  return `${table(header, cells)}\n`;
+}

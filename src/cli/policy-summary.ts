@@ -1,0 +1,74 @@
+/**
+ * What `check-config` reports for a valid policy: the tools it enables (as the worker would build them,
+ * custom modules included), who approves each gated one, and the run budgets with the engine's defaults
+ * filled in.
+ */
+import type { Policy } from '../config/policy.js';
+import { approversFor, limitsFromPolicy } from '../config/policy-limits.js';
+import type { AnyTool } from '../loop/types.js';
+import { duration } from './format.js';
+
+export interface PolicySummary {
+  ok: true;
+  source: string;
+  /** null: the environment's OPENAI_MODEL decides. */
+  model: string | null;
+  tools: Array<{
+    name: string;
+    effect: AnyTool['effect'];
+    approvers: { users: string[]; groups: string[] } | null;
+  }>;
+  approvals: { approvers: string[]; selfApproval: boolean; expiresAfterMinutes: number };
+  budgets: {
+    maxSteps: number;
+    deadlineSeconds: number;
+    maxTokens: number;
+    maxCostUsd: number;
+    maxConsecutiveToolErrors: number;
+    toolTimeoutSeconds: number;
+  };
+  /** Empty: every channel the bot is invited to. */
+  channels: string[];
+}
+
+export function summarisePolicy(policy: Policy, tools: ReadonlyMap<string, AnyTool>): PolicySummary {
+  const limits = limitsFromPolicy(policy);
+  return {
+    ok: true,
+    source: policy.source,
+    model: policy.model.name ?? null,
+    tools: [...tools.values()].map((tool) => ({
+      name: tool.name,
+      effect: tool.effect,
+      approvers: tool.effect === 'read' ? null : approversFor(policy, tool.name),
+    })),
+    approvals: { ...policy.approvals },
+    budgets: {
+      maxSteps: limits.maxSteps,
+      deadlineSeconds: limits.deadlineMs / 1_000,
+      maxTokens: limits.maxTokens,
+      maxCostUsd: limits.maxCostUsd,
+      maxConsecutiveToolErrors: limits.maxConsecutiveToolErrors,
+      toolTimeoutSeconds: limits.toolTimeoutMs / 1_000,
+    },
+    channels: [...policy.channels.allow],
+  };
+}
+
+export function summaryText(s: PolicySummary): string {
+  const approvers = (a: { users: string[]; groups: string[] }) =>
+    [...a.users, ...a.groups].join(', ') || '(nobody: calls cannot be approved)';
+  const b = s.budgets;
+  const lines = [
+    `OK: ${s.source}`,
+    `  model:     ${s.model ?? '(OPENAI_MODEL from the environment)'}`,
+    `  channels:  ${s.channels.length === 0 ? 'every channel the bot is in' : s.channels.join(', ')}`,
+    `  approvers: ${s.approvals.approvers.join(', ') || '(none by default)'}; self-approval ${s.approvals.selfApproval ? 'allowed' : 'refused'}; approvals expire after ${s.approvals.expiresAfterMinutes} min`,
+    `  budgets:   ${b.maxSteps} steps, ${duration(b.deadlineSeconds * 1_000)} active time, ${b.maxTokens} tokens, $${b.maxCostUsd}; stop after ${b.maxConsecutiveToolErrors} failed tool calls in a row; tool timeout ${b.toolTimeoutSeconds} s`,
+    `  tools (${s.tools.length}):`,
+    ...s.tools.map((t) =>
+      `    ${t.name.padEnd(20)} ${t.effect.padEnd(6)}${t.approvers ? ` approvers: ${approvers(t.approvers)}` : ''}`.trimEnd(),
+    ),
+  ];
+  return `${lines.join('\n')}\n`;
+}

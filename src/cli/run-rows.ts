@@ -1,0 +1,160 @@
+/**
+ * Reads for `loopgate runs`: one summary row per run from its header hash, and the run ids to list,
+ * either from the store's channel/requester indexes or, without a scope, from a bounded SCAN over run
+ * headers. Read-only: nothing here changes Redis.
+ */
+import { z } from 'zod';
+import type { StoreContext } from '../store/context.js';
+import { isRunId, type RunIndexScope, slackContextSchema } from '../store/index.js';
+import { runStatusSchema, stopReasonSchema } from '../store/run-state-schema.js';
+
+export interface RunRow {
+  runId: string;
+  status: z.infer<typeof runStatusSchema>;
+  stopReason: z.infer<typeof stopReasonSchema> | null;
+  step: number;
+  requester: string;
+  teamId: string;
+  channelId: string;
+  threadTs: string;
+  question: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface UnreadableRun {
+  runId: string;
+  problem: string;
+}
+
+const FIELDS = ['status', 'step', 'stopReason', 'createdAt', 'updatedAt', 'slack', 'state'] as const;
+
+const jsonText = z.string().transform((text, ctx) => {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'not JSON' });
+    return z.NEVER;
+  }
+});
+
+/** Only the parts of the header state a row shows; the full state is validated by `trace` (loadRun). */
+const headerRow = z.object({
+  status: runStatusSchema,
+  step: z.coerce.number().int().nonnegative(),
+  stopReason: z.preprocess((v) => (v === '' ? null : v), stopReasonSchema.nullable()),
+  createdAt: z.coerce.number(),
+  updatedAt: z.coerce.number(),
+  slack: jsonText.pipe(slackContextSchema),
+  state: jsonText.pipe(
+    z.looseObject({ requester: z.looseObject({ userId: z.string() }), question: z.string() }),
+  ),
+});
+
+/** Rows of `runIds` in the given order; runs that are gone are left out, damaged ones reported. */
+export async function readRunRows(
+  ctx: StoreContext,
+  runIds: readonly string[],
+): Promise<{ rows: RunRow[]; unreadable: UnreadableRun[] }> {
+  if (runIds.length === 0) return { rows: [], unreadable: [] };
+  const pipeline = ctx.redis.pipeline();
+  for (const runId of runIds) pipeline.hmget(ctx.keys.run(runId).header, ...FIELDS);
+  const replies = (await pipeline.exec()) ?? [];
+  const rows: RunRow[] = [];
+  const unreadable: UnreadableRun[] = [];
+  replies.forEach(([error, values], i) => {
+    const runId = runIds[i] as string;
+    if (error) throw error;
+    const list = Array.isArray(values) ? values : [];
+    if (list[0] === null || list[0] === undefined) return; // expired or never existed
+    const parsed = headerRow.safeParse(Object.fromEntries(FIELDS.map((field, j) => [field, list[j] ?? ''])));
+    if (!parsed.success) {
+      unreadable.push({ runId, problem: z.prettifyError(parsed.error).replaceAll('\n', '; ') });
+      return;
+    }
+    const { slack, state, ...rest } = parsed.data;
+    rows.push({
+      runId,
+      ...rest,
+      requester: state.requester.userId,
+      teamId: slack.teamId,
+      channelId: slack.channelId,
+      threadTs: slack.threadTs,
+      question: state.question,
+    });
+  });
+  return { rows, unreadable };
+}
+
+/** The newest run ids of a channel or a requester, newest first (the indexes `/loopgate status` reads). */
+export async function indexedRunIds(
+  ctx: StoreContext,
+  scope: RunIndexScope,
+  limit: number,
+): Promise<string[]> {
+  const key =
+    'channel' in scope
+      ? ctx.keys.channelIndex(scope.channel.teamId, scope.channel.channelId)
+      : ctx.keys.userIndex(scope.user.teamId, scope.user.userId);
+  return ctx.redis.zrevrange(key, 0, limit - 1);
+}
+
+export interface ScannedRunIds {
+  /** Newest first, at most `limit`. */
+  runIds: string[];
+  /** Run headers examined. */
+  examined: number;
+  /** False when the scan stopped at `maxHeaders` before seeing every run. */
+  complete: boolean;
+}
+
+const SCAN_BATCH = 1_000;
+const READ_BATCH = 500;
+
+/**
+ * The newest runs across every channel, by SCANning run header keys. SCAN walks the whole keyspace, so it
+ * stops after `maxHeaders` headers; `complete` says whether it saw them all. Against Redis Cluster it sees
+ * only the node it is connected to.
+ */
+export async function scanRecentRunIds(
+  ctx: StoreContext,
+  limit: number,
+  maxHeaders: number,
+): Promise<ScannedRunIds> {
+  const pattern = `${escapeGlob(ctx.keys.prefix)}:run:{*}:header`;
+  const idOf = new RegExp(`^${escapeRegExp(ctx.keys.prefix)}:run:\\{(.+)\\}:header$`);
+  // SCAN may return a key more than once: a set keeps each run once.
+  const found = new Set<string>();
+  let cursor = '0';
+  do {
+    const [next, keys] = await ctx.redis.scan(cursor, 'MATCH', pattern, 'COUNT', SCAN_BATCH);
+    cursor = next;
+    for (const key of keys) {
+      const runId = idOf.exec(key)?.[1];
+      if (runId !== undefined && isRunId(runId)) found.add(runId);
+    }
+  } while (cursor !== '0' && found.size < maxHeaders);
+  const examined = [...found].slice(0, maxHeaders);
+
+  const created: Array<{ runId: string; at: number }> = [];
+  for (let i = 0; i < examined.length; i += READ_BATCH) {
+    const batch = examined.slice(i, i + READ_BATCH);
+    const pipeline = ctx.redis.pipeline();
+    for (const runId of batch) pipeline.hget(ctx.keys.run(runId).header, 'createdAt');
+    const replies = (await pipeline.exec()) ?? [];
+    replies.forEach(([error, value], j) => {
+      if (error) throw error;
+      if (typeof value === 'string') created.push({ runId: batch[j] as string, at: Number(value) });
+    });
+  }
+  created.sort((a, b) => b.at - a.at || a.runId.localeCompare(b.runId));
+  return {
+    runIds: created.slice(0, limit).map((c) => c.runId),
+    examined: examined.length,
+    complete: cursor === '0' && found.size <= maxHeaders,
+  };
+}
+
+/** Redis MATCH patterns treat `* ? [ ] \` specially. */
+const escapeGlob = (text: string) => text.replace(/[*?[\]\\]/g, '\\$&');
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

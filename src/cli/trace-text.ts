@@ -1,0 +1,94 @@
+/**
+ * A run's trace as terminal text: the run, its steps with tool calls (effect, duration, arguments,
+ * results cut to `maxChars`), the approvals with their execution ledger, and the answer or stop reason.
+ */
+import type { RunState } from '../loop/types.js';
+import type { TraceStep, TraceToolCall } from '../slack/trace.js';
+import type { ApprovalRecord, LedgerRecord, SlackContext } from '../store/index.js';
+import { duration, shorten, utc } from './format.js';
+
+export interface TraceReport {
+  run: {
+    runId: string;
+    status: RunState['status'];
+    stopReason: RunState['stopReason'];
+    stopMessage: RunState['stopMessage'];
+    requester: string;
+    slack: SlackContext;
+    question: string;
+    step: number;
+    usage: RunState['usage'];
+    createdAt: number;
+    updatedAt: number;
+    finishedAt: number | null;
+    cancelRequest: { by: string; at: number } | null;
+  };
+  steps: TraceStep[];
+  approvals: Array<ApprovalRecord & { execution: LedgerRecord | null }>;
+  /** Tool call ids of gated calls waiting for a decision. */
+  awaitingDecision: string[];
+  /** The accepted final answer, its Slack-sized parts joined; null when there is none. */
+  answer: string | null;
+}
+
+function callLines(call: TraceToolCall, waiting: boolean, maxChars: number): string[] {
+  const facts = [call.tool];
+  if (call.effect) facts.push(`[${call.effect}]`);
+  if (call.durationMs !== undefined) facts.push(duration(call.durationMs));
+  if (call.result === undefined) facts.push(waiting ? 'waiting for approval' : 'no result yet');
+  else if (call.ok !== undefined) facts.push(call.ok ? 'ok' : 'FAILED');
+  if (call.approval) {
+    const by = call.approval.decidedBy ? ` by ${call.approval.decidedBy}` : '';
+    facts.push(`(${call.approval.outcome}${by}${call.approval.reason ? `: ${call.approval.reason}` : ''})`);
+  }
+  const lines = [`  - ${facts.join(' ')}`, `      args:   ${shorten(call.args, maxChars)}`];
+  if (call.result !== undefined) lines.push(`      result: ${shorten(call.result, maxChars)}`);
+  return lines;
+}
+
+function stepLines(step: TraceStep, waiting: ReadonlySet<string>, maxChars: number): string[] {
+  const took = step.durationMs === undefined ? '' : ` (model ${duration(step.durationMs)})`;
+  const lines = [`Step ${step.step}${took}`];
+  if (step.text) lines.push(`  says: ${shorten(step.text, maxChars)}`);
+  for (const call of step.calls) lines.push(...callLines(call, waiting.has(call.toolCallId), maxChars));
+  return lines;
+}
+
+function approvalLine(a: TraceReport['approvals'][number]): string {
+  const decided =
+    a.status === 'pending'
+      ? `pending, expires ${utc(a.expiresAt)}`
+      : `${a.status}${a.decidedBy ? ` by ${a.decidedBy}` : ''}${a.decidedAt ? ` at ${utc(a.decidedAt)}` : ''}`;
+  const reason = a.decisionReason ? ` (${a.decisionReason})` : '';
+  const executed = a.execution ? `; execution ${a.execution.status}` : '';
+  return `  - ${a.tool} [${a.effect}] ${a.approvalId}: ${decided}${reason}${executed}; args sha256 ${a.argsHash.slice(0, 12)}…`;
+}
+
+export function traceText(report: TraceReport, maxChars: number): string {
+  const { run } = report;
+  const usage = run.usage;
+  const lines = [
+    `Run ${run.runId}: ${run.status}${run.stopReason ? ` (${run.stopReason})` : ''}`,
+    `  requester ${run.requester}, channel ${run.slack.teamId}/${run.slack.channelId}, thread ${run.slack.threadTs}`,
+    `  created ${utc(run.createdAt)}, updated ${utc(run.updatedAt)}${run.finishedAt ? `, finished ${utc(run.finishedAt)}` : ''}`,
+    `  ${run.step} model calls, ${usage.inputTokens} input + ${usage.outputTokens} output tokens, $${usage.costUsd.toFixed(4)}, active ${duration(usage.activeMs)}`,
+  ];
+  if (run.cancelRequest)
+    lines.push(`  cancel requested by ${run.cancelRequest.by} at ${utc(run.cancelRequest.at)}`);
+  lines.push('', `Question: ${shorten(run.question, maxChars)}`, '');
+  if (report.steps.length === 0) lines.push('No model calls yet.');
+  const waiting = new Set(report.awaitingDecision);
+  for (const step of report.steps) lines.push(...stepLines(step, waiting, maxChars));
+  if (report.approvals.length > 0) {
+    lines.push('', 'Approvals:');
+    for (const a of report.approvals) lines.push(approvalLine(a));
+  }
+  lines.push('');
+  if (report.answer !== null) lines.push('Answer:', ...report.answer.split('\n').map((l) => `  ${l}`));
+  if (run.stopReason !== null && run.stopReason !== 'completed') {
+    lines.push(`Stopped: ${run.stopReason}${run.stopMessage ? `: ${run.stopMessage}` : ''}`);
+  } else if (run.stopReason === null) {
+    lines.push(run.status === 'awaiting_approval' ? 'Waiting for approval.' : 'Not finished yet.');
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,123 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { emptyWorkDir, REPO_ROOT, runCli } from './cli-harness.js';
+
+const EXAMPLE = join(REPO_ROOT, 'loopgate.example.yaml');
+/** The secrets loopgate.example.yaml names (headersEnv, routingKeyEnv). */
+const SECRETS = { GRAFANA_AUTH: 'Bearer g', DEPLOY_API_AUTH: 'Bearer d', PD_ROUTING_KEY: 'pd-key' };
+
+const work = emptyWorkDir();
+afterAll(() => work.remove());
+
+describe('loopgate check-config', () => {
+  it('accepts loopgate.example.yaml and summarises tools, approvers, budgets and channels', async () => {
+    const result = await runCli(['check-config', EXAMPLE], SECRETS, work.dir);
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    const out = result.stdout;
+    expect(out.startsWith(`OK: ${EXAMPLE}\n`)).toBe(true);
+    expect(out).toContain('channels:  C0OPS, C0INCIDENTS');
+    expect(out).toContain(
+      'approvers: U012MANAGER, S0SRELEADS; self-approval refused; approvals expire after 60 min',
+    );
+    expect(out).toContain('budgets:   12 steps, 5m 00s active time, 200000 tokens, $0.5;');
+    expect(out).toMatch(/\n {4}run_action\s+write\s+approvers: S0SRELEADS\n/);
+    expect(out).toMatch(/\n {4}page_oncall\s+notify approvers: U012MANAGER, S0SRELEADS\n/);
+    expect(out).toMatch(/\n {4}lookup_customer\s+read\n/);
+  });
+
+  it('reads the file named by LOOPGATE_CONFIG when no path is given, and prints JSON with --json', async () => {
+    const result = await runCli(
+      ['check-config', '--json'],
+      { ...SECRETS, LOOPGATE_CONFIG: EXAMPLE },
+      work.dir,
+    );
+    expect(result.code).toBe(0);
+    const summary = JSON.parse(result.stdout) as {
+      ok: boolean;
+      tools: Array<{ name: string; effect: string; approvers: unknown }>;
+      budgets: Record<string, number>;
+    };
+    expect(summary.ok).toBe(true);
+    expect(summary.tools.map((t) => t.name)).toEqual([
+      'http_get',
+      'http_request',
+      'search_runbooks',
+      'read_runbook',
+      'prometheus_query',
+      'current_time',
+      'post_message',
+      'page_oncall',
+      'run_action',
+      'lookup_customer',
+    ]);
+    expect(summary.tools.find((t) => t.name === 'http_request')?.approvers).toEqual({
+      users: [],
+      groups: ['S0SRELEADS'],
+    });
+    expect(summary.budgets).toMatchObject({ maxSteps: 12, deadlineSeconds: 300, maxCostUsd: 0.5 });
+  });
+
+  it('takes the secrets from .env in the working directory, like the services', async () => {
+    writeFileSync(
+      join(work.dir, '.env'),
+      Object.entries(SECRETS)
+        .map(([k, v]) => `${k}="${v}"`)
+        .join('\n'),
+    );
+    try {
+      const result = await runCli(['check-config', EXAMPLE], {}, work.dir);
+      expect(result.code).toBe(0);
+    } finally {
+      writeFileSync(join(work.dir, '.env'), '');
+    }
+  });
+
+  it('names every bad key and exits 1', async () => {
+    const bad = join(work.dir, 'bad.yaml');
+    writeFileSync(
+      bad,
+      [
+        'budgets:',
+        '  maxSteps: 0',
+        'approvals:',
+        '  selfApproval: sometimes',
+        'tools:',
+        '  teleport: {}',
+      ].join('\n'),
+    );
+    const result = await runCli(['check-config', bad], {}, work.dir);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain(`loopgate: invalid configuration in ${bad}:`);
+    expect(result.stderr).toMatch(/\n {2}budgets\.maxSteps: /);
+    expect(result.stderr).toMatch(/\n {2}approvals\.selfApproval: /);
+    expect(result.stderr).toMatch(/\n {2}tools\.teleport: /);
+
+    const asJson = await runCli(['check-config', bad, '--json'], {}, work.dir);
+    expect(asJson.code).toBe(1);
+    const report = JSON.parse(asJson.stdout) as { ok: boolean; problems: Array<{ key: string }> };
+    expect(report.ok).toBe(false);
+    expect(report.problems.map((p) => p.key)).toEqual(
+      expect.arrayContaining(['budgets.maxSteps', 'approvals.selfApproval', 'tools.teleport']),
+    );
+  });
+
+  it('reports the secrets the example names when they are not set', async () => {
+    const result = await runCli(['check-config', EXAMPLE], {}, work.dir);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      'tools.page_oncall.routingKeyEnv: environment variable PD_ROUTING_KEY is not set',
+    );
+  });
+
+  it('exits 1 naming the file when it cannot be read, without needing Redis', async () => {
+    const result = await runCli(
+      ['check-config', join(work.dir, 'missing.yaml')],
+      { REDIS_URL: 'redis://127.0.0.1:1' },
+      work.dir,
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('missing.yaml (ENOENT)');
+  });
+});
