@@ -4,9 +4,11 @@
  * `GET /readyz` on PORT; Socket Mode is used instead when SLACK_APP_TOKEN is set (the probes then stay on
  * PORT). Listeners only parse, check, enqueue or decide, and ack; the logic lives in the modules they call.
  *
- * The HTTP receiver runs listeners before it answers (processBeforeResponse), so an event gets its 200 only
- * once its job is queued and Slack retries when queueing failed. Clicks are acked at once and handled as
- * tracked background tasks, so Slack API calls never hold up Slack's 3-second deadline.
+ * Everything is acked at once: Bolt answers an event before its listener runs, and clicks are acked first
+ * thing. The work that follows (enqueueing with retries, deciding, Slack API calls) runs as tracked
+ * background tasks, so nothing holds up Slack's 3-second deadline, tests can wait for it, and shutdown
+ * drains it. Modal submissions and slash commands are the exception: their answer is their result, so they
+ * are acked once it is known (Redis work, and Slack permalinks waited for at most a second).
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -28,6 +30,7 @@ import { detailsClicked } from './details.js';
 import { messageReceived } from './events.js';
 import { healthRoutes, type Pingable } from './health.js';
 import { homeOpened } from './home.js';
+import { createJobBatcher } from './job-batcher.js';
 import { noticeModal } from './notice-modal.js';
 import { botSlack } from './slack-calls.js';
 import {
@@ -55,8 +58,8 @@ export interface BotAppDeps {
   store: Store;
   /** The runs queue on a `producer` connection. */
   queue: RunsQueue;
-  /** Pinged by `/readyz`: the store's connection. */
-  redis: Pingable;
+  /** Pinged by `/readyz`: every Redis connection the bot uses (the store's and the queue's). */
+  redis: readonly Pingable[];
   logger: Logger;
   /** Default: the system clock. */
   clock?: Clock;
@@ -67,16 +70,23 @@ export interface BotAppDeps {
   identity?: { botId: string; botUserId: string };
   /** How long user group members are cached (usergroups.users.list). Default 5 minutes. */
   groupCacheTtlMs?: number;
+  /**
+   * Waits between attempts to queue a start job while Redis fails (the event is already acked). Default
+   * about 30 s in all: 0.1, 0.25, 0.5, 1, 2, 4, 8 and 15 s.
+   */
+  enqueueRetryDelaysMs?: readonly number[];
 }
+
+const ENQUEUE_RETRY_DELAYS_MS = [100, 250, 500, 1_000, 2_000, 4_000, 8_000, 15_000];
 
 export interface BotApp {
   app: App;
   mode: 'http' | 'socket';
   /**
    * Starts receiving. HTTP mode listens on `port` (default PORT; 0 picks a free one) and resolves with the
-   * port it got; Socket Mode connects to Slack and serves the probes on PORT.
+   * port it got and its server; Socket Mode connects to Slack and serves the probes on PORT.
    */
-  start(port?: number): Promise<{ port: number }>;
+  start(port?: number): Promise<{ port: number; server?: Server }>;
   /** Stops receiving, then waits up to `timeoutMs` (default 5 s) for tasks already started. */
   stop(timeoutMs?: number): Promise<void>;
   /** Resolves once no background task is running (tests wait on it before asserting). */
@@ -106,7 +116,6 @@ function createReceiver(deps: BotAppDeps, log: ReturnType<typeof boltLogger>): R
     signingSecret: deps.env.SLACK_SIGNING_SECRET,
     endpoints: [EVENTS_PATH],
     customRoutes,
-    processBeforeResponse: true,
     logger: log,
     logLevel,
   });
@@ -136,11 +145,13 @@ export async function createBotApp(deps: BotAppDeps): Promise<BotApp> {
     policy: deps.policy,
     store: deps.store,
     queue: deps.queue,
+    starts: createJobBatcher(deps.queue),
     slack,
     groups: createGroupMembers({ lookup: slack.groupMembers, clock, ttlMs: deps.groupCacheTtlMs }),
     clock,
     logger: deps.logger,
     background,
+    enqueueRetryDelaysMs: deps.enqueueRetryDelaysMs ?? ENQUEUE_RETRY_DELAYS_MS,
   };
   registerListeners(app, ctx);
 
@@ -150,7 +161,7 @@ export async function createBotApp(deps: BotAppDeps): Promise<BotApp> {
     async start(port = deps.env.PORT) {
       if (receiver instanceof HTTPReceiver) {
         const server: Server = await receiver.start(port);
-        return { port: (server.address() as AddressInfo).port };
+        return { port: (server.address() as AddressInfo).port, server };
       }
       await receiver.start();
       return { port: deps.env.PORT };
@@ -168,26 +179,34 @@ export async function createBotApp(deps: BotAppDeps): Promise<BotApp> {
 function registerListeners(app: App, ctx: BotContext): void {
   app.error(async (error) => {
     ctx.logger.error({ err: error, code: error.code }, 'a Slack request failed');
-    // Rethrown so the receiver answers 500 and Slack retries the event.
+    // Rethrown so that a request not yet answered gets a 500.
     throw error;
   });
 
-  const onMessage = async (args: { body: unknown; event: unknown; context: { botUserId?: string; retryNum?: number } }) => {
+  const onMessage = async (args: {
+    body: unknown;
+    event: unknown;
+    context: { botUserId?: string; retryNum?: number };
+  }) => {
     const envelope = eventEnvelopeSchema.parse(args.body);
     const event = messageEventSchema.safeParse(args.event);
     if (!event.success) {
-      ctx.logger.warn({ eventId: envelope.event_id, problem: event.error.message }, 'unreadable message event');
+      ctx.logger.warn(
+        { eventId: envelope.event_id, problem: event.error.message },
+        'unreadable message event',
+      );
       return;
     }
     const botUserId = args.context.botUserId;
     if (!botUserId) throw new Error('the bot user id is unknown (auth.test did not answer)');
-    await messageReceived(ctx, {
+    const received = {
       event: event.data,
       eventId: envelope.event_id,
       teamId: envelope.team_id,
       botUserId,
       retryNum: args.context.retryNum,
-    });
+    };
+    ctx.background.run('message event', () => messageReceived(ctx, received), { eventId: envelope.event_id });
   };
   app.event('app_mention', onMessage);
   app.event('message', onMessage);

@@ -17,7 +17,10 @@ export interface ApprovalClick {
   messageTs: string | undefined;
 }
 
-export type ClickCheck = { ok: true; record: ApprovalRecord } | { ok: false; message: string };
+/** A card's place in Slack. */
+export type Card = NonNullable<ApprovalRecord['card']>;
+
+export type ClickCheck = { ok: true; record: ApprovalRecord; card: Card } | { ok: false; message: string };
 
 const refuse = (message: string): ClickCheck => ({ ok: false, message });
 
@@ -31,10 +34,11 @@ export async function checkApprovalClick(
   if (!record) {
     return refuse('I cannot find this approval any more (it may have been cleaned up). Nothing was changed.');
   }
-  if (!record.card) {
+  const card = record.card;
+  if (!card) {
     return refuse('This approval card is still being set up. Nothing was changed; try again in a moment.');
   }
-  if (record.card.channel !== click.channelId || record.card.ts !== click.messageTs) {
+  if (card.channel !== click.channelId || card.ts !== click.messageTs) {
     return refuse(
       'This button does not belong to the approval card it was clicked on, so it was ignored. Nothing was changed.',
     );
@@ -43,7 +47,7 @@ export async function checkApprovalClick(
   if (!verdict.ok) return refuse(verdictText(verdict, ctx.policy, record.tool, decision));
   const closed = closedText(record, ctx.clock.now());
   if (closed) return refuse(closed);
-  return { ok: true, record };
+  return { ok: true, record, card };
 }
 
 /**

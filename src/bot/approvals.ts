@@ -5,6 +5,7 @@
  * the run gets a `resume` job whose id is the approval id, so double clicks, two approvers at once and
  * Slack's retries execute nothing twice. The card is then redrawn in place with the outcome.
  */
+import { ZodError } from 'zod';
 import { addRunJob } from '../queue/index.js';
 import { approvalCard } from '../slack/approval-card.js';
 import { approvalViewFromRecord } from '../slack/approval-view.js';
@@ -12,6 +13,8 @@ import { parseRejectReasonSubmission, rejectReasonModal } from '../slack/reject-
 import type { ApprovalDecision, ApprovalRecord, DecideResult } from '../store/index.js';
 import { type ApprovalClick, checkApprovalClick, closedText } from './approval-checks.js';
 import type { BotContext } from './context.js';
+import { withRetries } from './retry.js';
+import type { EphemeralTarget } from './slack-calls.js';
 import type { ClickTarget } from './slack-payloads.js';
 
 function approvalClick(target: ClickTarget): ApprovalClick {
@@ -29,22 +32,24 @@ async function tellClicker(ctx: BotContext, target: ClickTarget, text: string): 
     ctx.logger.warn({ user: target.userId, note: text }, 'click outside a conversation: nowhere to answer');
     return;
   }
-  await ctx.slack.ephemeral({ channel: target.channelId, user: target.userId, threadTs: target.threadTs }, text);
+  await ctx.slack.ephemeral(
+    { channel: target.channelId, user: target.userId, threadTs: target.threadTs },
+    text,
+  );
 }
 
-type Outcome =
-  | { recorded: true; record: ApprovalRecord; resumed: boolean }
-  | { recorded: false; message: string };
+type Outcome = { recorded: true } | { recorded: false; message: string };
 
 /**
- * Records `decision` (first decision wins), queues the run's resume when this decision won, and redraws
- * the card whenever the record changed (also when the click came too late and expired the approval).
+ * Records `decision` (first decision wins). When this decision won, the run's resume is queued (retried
+ * while Redis fails; the decider is told if it never goes through). The card is redrawn whenever the
+ * record changed (also when the click came too late and expired the approval).
  */
 async function decide(
   ctx: BotContext,
   record: ApprovalRecord,
   decision: Extract<ApprovalDecision, 'approved' | 'rejected'>,
-  userId: string,
+  decider: EphemeralTarget,
   reason?: string,
 ): Promise<Outcome> {
   const card = record.card;
@@ -52,7 +57,7 @@ async function decide(
   const result: DecideResult = await ctx.store.approvals.decide({
     approvalId: record.approvalId,
     decision,
-    decidedBy: userId,
+    decidedBy: decider.user,
     ...(reason ? { reason } : {}),
     now: ctx.clock.now(),
     ...(permalink ? { permalink } : {}),
@@ -64,18 +69,34 @@ async function decide(
       message: closedText(result.record, ctx.clock.now()) ?? 'This approval was already decided.',
     };
   }
+  ctx.logger.info(
+    { runId: record.runId, approvalId: record.approvalId, decision, decidedBy: decider.user },
+    'approval decided',
+  );
+  queueResume(ctx, record, decider);
+  return { recorded: true };
+}
+
+function queueResume(ctx: BotContext, record: ApprovalRecord, decider: EphemeralTarget): void {
   const fields = { runId: record.runId, approvalId: record.approvalId };
-  ctx.logger.info({ ...fields, decision, decidedBy: userId }, 'approval decided');
-  try {
-    await addRunJob(ctx.queue, {
-      name: 'resume',
-      data: { v: 1, runId: record.runId, approvalId: record.approvalId },
-    });
-    return { recorded: true, record: result.record, resumed: true };
-  } catch (error) {
-    ctx.logger.error({ err: error, ...fields }, 'decision recorded but the resume job could not be queued');
-    return { recorded: true, record: result.record, resumed: false };
-  }
+  const job = { name: 'resume', data: { v: 1, runId: record.runId, approvalId: record.approvalId } } as const;
+  ctx.background.run(
+    'queue resume job',
+    async () => {
+      try {
+        await withRetries(() => addRunJob(ctx.queue, job), {
+          delaysMs: ctx.enqueueRetryDelaysMs,
+          retryable: (err) => !(err instanceof ZodError),
+          onRetry: (err, retry) =>
+            ctx.logger.warn({ ...fields, err, retry }, 'could not queue the resume job; retrying'),
+        });
+      } catch (err) {
+        ctx.logger.error({ ...fields, err }, 'decision recorded but the resume job could not be queued');
+        await ctx.slack.ephemeral(decider, notResumedText(record));
+      }
+    },
+    fields,
+  );
 }
 
 function redrawCard(ctx: BotContext, record: ApprovalRecord): void {
@@ -95,9 +116,9 @@ const notResumedText = (record: ApprovalRecord) =>
 export async function approveClicked(ctx: BotContext, target: ClickTarget): Promise<void> {
   const check = await checkApprovalClick(ctx, approvalClick(target), 'approve');
   if (!check.ok) return tellClicker(ctx, target, check.message);
-  const outcome = await decide(ctx, check.record, 'approved', target.userId);
+  const decider = { channel: check.card.channel, user: target.userId, threadTs: target.threadTs };
+  const outcome = await decide(ctx, check.record, 'approved', decider);
   if (!outcome.recorded) return tellClicker(ctx, target, outcome.message);
-  if (!outcome.resumed) return tellClicker(ctx, target, notResumedText(outcome.record));
 }
 
 /**
@@ -107,17 +128,24 @@ export async function approveClicked(ctx: BotContext, target: ClickTarget): Prom
 export async function rejectClicked(ctx: BotContext, target: ClickTarget): Promise<void> {
   const check = await checkApprovalClick(ctx, approvalClick(target), 'reject');
   if (!check.ok) return tellClicker(ctx, target, check.message);
-  const { record } = check;
-  const card = record.card;
-  if (!card) return;
+  const { record, card } = check;
   try {
     await ctx.slack.openView(
       target.triggerId,
-      rejectReasonModal({ approvalId: record.approvalId, channel: card.channel, messageTs: card.ts, tool: record.tool }),
+      rejectReasonModal({
+        approvalId: record.approvalId,
+        channel: card.channel,
+        messageTs: card.ts,
+        tool: record.tool,
+      }),
     );
   } catch (error) {
     ctx.logger.warn({ err: error, approvalId: record.approvalId }, 'could not open the reject-reason modal');
-    await tellClicker(ctx, target, 'Slack did not let me open the reason form in time. Please click Reject again.');
+    await tellClicker(
+      ctx,
+      target,
+      'Slack did not let me open the reason form in time. Please click Reject again.',
+    );
   }
 }
 
@@ -125,7 +153,11 @@ export async function rejectClicked(ctx: BotContext, target: ClickTarget): Promi
  * The reject-reason modal was submitted. Checks again (time passed since the click), decides, resumes.
  * Returns the text to show in the modal when nothing was recorded, or null to close it.
  */
-export async function rejectSubmitted(ctx: BotContext, userId: string, view: unknown): Promise<string | null> {
+export async function rejectSubmitted(
+  ctx: BotContext,
+  userId: string,
+  view: unknown,
+): Promise<string | null> {
   const submitted = parseRejectReasonSubmission(view);
   const click: ApprovalClick = {
     approvalId: submitted.approvalId,
@@ -135,9 +167,10 @@ export async function rejectSubmitted(ctx: BotContext, userId: string, view: unk
   };
   const check = await checkApprovalClick(ctx, click, 'reject');
   if (!check.ok) return check.message;
-  const outcome = await decide(ctx, check.record, 'rejected', userId, submitted.reason);
-  if (!outcome.recorded) return outcome.message;
-  return outcome.resumed ? null : notResumedText(outcome.record);
+  // The card's thread is not known here: a failure to resume is told in the channel.
+  const decider = { channel: check.card.channel, user: userId };
+  const outcome = await decide(ctx, check.record, 'rejected', decider, submitted.reason);
+  return outcome.recorded ? null : outcome.message;
 }
 
 /**

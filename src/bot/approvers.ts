@@ -4,8 +4,9 @@
  * and, for approving, never the requester unless `approvals.selfApproval` allows it. Rejecting is also
  * open to the requester: it only stops their own call, which they could cancel anyway.
  */
-import { type Approvers, approversFor } from '../config/policy-limits.js';
+
 import type { Policy } from '../config/policy.js';
+import { type Approvers, approversFor } from '../config/policy-limits.js';
 import type { Clock } from '../loop/types.js';
 import { escapeMrkdwn, mention } from '../slack/mrkdwn.js';
 import type { ApprovalRecord } from '../store/index.js';
@@ -50,7 +51,9 @@ export function createGroupMembers(options: GroupMembersOptions): GroupMembers {
 
 export type Decision = 'approve' | 'reject';
 
-export type Verdict = { ok: true } | { ok: false; reason: 'not_approver' | 'self_approval' | 'lookup_failed' };
+export type Verdict =
+  | { ok: true }
+  | { ok: false; reason: 'not_approver' | 'self_approval' | 'lookup_failed' };
 
 /** Whether `userId` is one of `approvers` (directly or through a group). */
 export async function isApprover(

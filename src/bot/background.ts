@@ -1,8 +1,7 @@
 /**
- * Work that follows an ack: card updates, ephemeral notes, modals. The HTTP receiver holds Slack's response
- * until a listener returns (processBeforeResponse, so an event is acked only once its job is queued), so
- * anything slow after the decisive Redis write runs here instead of delaying the response. Tasks are
- * tracked: tests wait for them, and shutdown drains them within a bounded time.
+ * Work that follows an ack: queueing jobs, decisions, card updates, ephemeral notes, modals. Slack has its
+ * answer already; the task runs on, tracked, so tests can wait for it and shutdown drains it within a
+ * bounded time, and a failure is logged instead of escaping.
  */
 import type { Logger } from '../log/logger.js';
 
@@ -28,7 +27,8 @@ export function createBackground(logger: Logger): Background {
         .then(task)
         .then(
           () => undefined,
-          (error: unknown) => logger.error({ err: error, task: label, ...fields }, `bot task failed: ${label}`),
+          (error: unknown) =>
+            logger.error({ err: error, task: label, ...fields }, `bot task failed: ${label}`),
         )
         .finally(() => running.delete(tracked));
       running.add(tracked);

@@ -73,7 +73,11 @@ async function approvals(ctx: BotContext, command: SlashCommand): Promise<Comman
   return reply(`${title}\n${lines.join('\n')}`, [section(title), ...lineSections(lines)]);
 }
 
-async function cancel(ctx: BotContext, command: SlashCommand, runId: string | undefined): Promise<CommandReply> {
+async function cancel(
+  ctx: BotContext,
+  command: SlashCommand,
+  runId: string | undefined,
+): Promise<CommandReply> {
   if (!runId) return reply('Usage: `/loopgate cancel <run id>` (see `/loopgate status` for run ids).');
   if (!isRunId(runId)) return reply(`\`${escapeMrkdwn(runId)}\` is not a run id.`);
   const run = await ctx.store.runs.loadRun(runId);
@@ -89,17 +93,28 @@ async function cancel(ctx: BotContext, command: SlashCommand, runId: string | un
   await addRunJob(ctx.queue, { name: 'cancel', data: { v: 1, runId, by } });
   ctx.logger.info({ runId, by }, 'run cancel requested');
   const text = `Cancelling run \`${runId}\`: it stops at its next step, and its pending approvals are cancelled.`;
-  return reply(text, [section(text), context('The thread shows the run as cancelled once a worker has stopped it.')]);
+  return reply(text, [
+    section(text),
+    context('The thread shows the run as cancelled once a worker has stopped it.'),
+  ]);
 }
 
 /** The requester, an approver of any tool the run asked about, or a default approver. */
-async function mayCancel(ctx: BotContext, userId: string, requester: string, runId: string): Promise<boolean> {
+async function mayCancel(
+  ctx: BotContext,
+  userId: string,
+  requester: string,
+  runId: string,
+): Promise<boolean> {
   if (userId === requester) return true;
   const tools = new Set((await ctx.store.approvals.listForRun(runId)).map((a) => a.tool));
   const defaults = ctx.policy.approvals.approvers;
   const sets = [
     ...[...tools].map((tool) => approversFor(ctx.policy, tool)),
-    { users: defaults.filter((id) => !id.startsWith('S')), groups: defaults.filter((id) => id.startsWith('S')) },
+    {
+      users: defaults.filter((id) => !id.startsWith('S')),
+      groups: defaults.filter((id) => id.startsWith('S')),
+    },
   ];
   for (const approvers of sets) {
     if ((await isApprover(approvers, userId, ctx.groups)).ok) return true;

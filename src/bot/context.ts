@@ -5,6 +5,7 @@ import type { RunsQueue } from '../queue/index.js';
 import type { Store } from '../store/index.js';
 import type { GroupMembers } from './approvers.js';
 import type { Background } from './background.js';
+import type { JobBatcher } from './job-batcher.js';
 import type { BotSlack } from './slack-calls.js';
 
 /** What every handler of the bot works with; built once by createBotApp. */
@@ -12,9 +13,13 @@ export interface BotContext {
   policy: Policy;
   store: Store;
   queue: RunsQueue;
+  /** Start jobs, added in batches under a burst. */
+  starts: JobBatcher;
   slack: BotSlack;
   groups: GroupMembers;
   clock: Clock;
   logger: Logger;
   background: Background;
+  /** Waits between attempts to queue a start job while Redis fails. */
+  enqueueRetryDelaysMs: readonly number[];
 }

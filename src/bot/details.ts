@@ -4,8 +4,8 @@
  * durations its trace recorded.
  */
 import { z } from 'zod';
-import { traceModal } from '../slack/trace-modal.js';
 import { type TraceTimings, traceFromRunState } from '../slack/trace.js';
+import { traceModal } from '../slack/trace-modal.js';
 import { isRunId, type TraceEntry } from '../store/index.js';
 import type { BotContext } from './context.js';
 import type { ClickTarget } from './slack-payloads.js';
@@ -50,7 +50,10 @@ export function timingsFromTrace(entries: readonly TraceEntry[]): Required<Trace
 export async function detailsClicked(ctx: BotContext, target: ClickTarget): Promise<void> {
   const tell = (text: string) =>
     target.channelId
-      ? ctx.slack.ephemeral({ channel: target.channelId, user: target.userId, threadTs: target.threadTs }, text)
+      ? ctx.slack.ephemeral(
+          { channel: target.channelId, user: target.userId, threadTs: target.threadTs },
+          text,
+        )
       : Promise.resolve();
   const runId = target.value;
   const run = isRunId(runId) ? await ctx.store.runs.loadRun(runId) : null;
@@ -59,5 +62,8 @@ export async function detailsClicked(ctx: BotContext, target: ClickTarget): Prom
     return tell('This Details button belongs to a run of another conversation, so it was ignored.');
   }
   const trace = await ctx.store.runs.readTrace(runId);
-  await ctx.slack.openView(target.triggerId, traceModal(traceFromRunState(run.state, timingsFromTrace(trace))));
+  await ctx.slack.openView(
+    target.triggerId,
+    traceModal(traceFromRunState(run.state, timingsFromTrace(trace))),
+  );
 }

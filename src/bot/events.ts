@@ -1,14 +1,17 @@
 /**
- * Questions arriving as Slack events become `start` jobs. The job id is Slack's `event_id`, so Slack's
- * retries of one event (X-Slack-Retry-Num) add nothing. The listener awaits only the checks and the
- * enqueue (Slack gets its 200 once the job is safely queued, a 500 otherwise and retries); notes to the
- * person (channel not enabled, run waiting for approval) are posted afterwards, once per event.
+ * Questions arriving as Slack events become `start` jobs. The event is already acked (Slack's 200 goes out
+ * before this runs), so queueing is retried while Redis fails, for about half a minute; a question that
+ * still cannot be queued is logged and the person is asked to try again. The job id is Slack's
+ * `event_id`, so Slack's retries of one event (X-Slack-Retry-Num) add nothing. Notes to the person
+ * (channel not enabled, run waiting for approval) go out once per event: not again on Slack's retries.
  */
-import { addRunJob } from '../queue/index.js';
+import { ZodError } from 'zod';
+import type { StartJobData } from '../queue/index.js';
 import { escapeMrkdwn } from '../slack/mrkdwn.js';
 import type { ThreadRef } from '../store/index.js';
 import type { BotContext } from './context.js';
 import { classifyMessage } from './inbound.js';
+import { withRetries } from './retry.js';
 import type { MessageEvent } from './slack-payloads.js';
 
 export interface ReceivedMessage {
@@ -33,15 +36,24 @@ export async function messageReceived(ctx: BotContext, received: ReceivedMessage
     return;
   }
   const firstDelivery = received.retryNum === undefined || received.retryNum === 0;
-  const to = { channel: inbound.channelId, user: inbound.userId, threadTs: inbound.inThread ? inbound.threadTs : undefined };
+  const to = {
+    channel: inbound.channelId,
+    user: inbound.userId,
+    threadTs: inbound.inThread ? inbound.threadTs : undefined,
+  };
   const note = (label: string, text: string) => {
     if (firstDelivery) ctx.background.run(label, () => ctx.slack.ephemeral(to, text), fields);
   };
-  const thread: ThreadRef = { teamId: received.teamId, channelId: inbound.channelId, threadTs: inbound.threadTs };
+  const thread: ThreadRef = {
+    teamId: received.teamId,
+    channelId: inbound.channelId,
+    threadTs: inbound.threadTs,
+  };
 
   if (!channelAllowed(ctx, inbound.channelId)) {
     // A follow-up in a thread of a channel that was removed from the list is ignored silently.
-    if (inbound.kind !== 'thread_reply') note('channel not enabled note', notEnabledText(ctx.policy.channels.allow));
+    if (inbound.kind !== 'thread_reply')
+      note('channel not enabled note', notEnabledText(ctx.policy.channels.allow));
     return;
   }
   let activeRunId: string | null = null;
@@ -57,25 +69,39 @@ export async function messageReceived(ctx: BotContext, received: ReceivedMessage
     return;
   }
 
-  await addRunJob(ctx.queue, {
-    name: 'start',
-    data: {
-      v: 1,
-      eventId: received.eventId,
-      teamId: received.teamId,
-      channelId: inbound.channelId,
-      threadTs: inbound.threadTs,
-      messageTs: inbound.ts,
-      userId: inbound.userId,
-      text: inbound.text,
-      kind: inbound.kind,
-      receivedAt: ctx.clock.now(),
-    },
-  });
+  const data: StartJobData = {
+    v: 1,
+    eventId: received.eventId,
+    teamId: received.teamId,
+    channelId: inbound.channelId,
+    threadTs: inbound.threadTs,
+    messageTs: inbound.ts,
+    userId: inbound.userId,
+    text: inbound.text,
+    kind: inbound.kind,
+    receivedAt: ctx.clock.now(),
+  };
+  try {
+    await withRetries(() => ctx.starts.addStart(data), {
+      delaysMs: ctx.enqueueRetryDelaysMs,
+      // Invalid job data stays invalid: only Redis failures are worth another attempt.
+      retryable: (err) => !(err instanceof ZodError),
+      onRetry: (err, retry) =>
+        ctx.logger.warn({ ...fields, err, retry }, 'could not queue the start job; retrying'),
+    });
+  } catch (err) {
+    ctx.logger.error({ ...fields, err }, 'start job lost: it could not be queued');
+    await ctx.slack.ephemeral(to, NOT_QUEUED_TEXT);
+    return;
+  }
   ctx.logger.info({ ...fields, kind: inbound.kind, retryNum: received.retryNum }, 'start job queued');
 
   if (inbound.inThread && firstDelivery) {
-    ctx.background.run('waiting-for-approval note', () => noteIfAwaitingApproval(ctx, thread, to, activeRunId), fields);
+    ctx.background.run(
+      'waiting-for-approval note',
+      () => noteIfAwaitingApproval(ctx, thread, to, activeRunId),
+      fields,
+    );
   }
 }
 
@@ -96,7 +122,9 @@ async function noteIfAwaitingApproval(
   const links = await Promise.all(
     pending.slice(0, 5).map(async (approval) => {
       const tool = `\`${escapeMrkdwn(approval.tool)}\``;
-      const link = approval.card ? await ctx.slack.permalink(approval.card.channel, approval.card.ts) : undefined;
+      const link = approval.card
+        ? await ctx.slack.permalink(approval.card.channel, approval.card.ts)
+        : undefined;
       return link ? `<${link}|${tool}>` : tool;
     }),
   );
@@ -107,6 +135,9 @@ async function noteIfAwaitingApproval(
       'Your message is queued and will be answered when that run finishes.',
   );
 }
+
+const NOT_QUEUED_TEXT =
+  'Sorry, I could not take your message just now (my job queue is unavailable). Please send it again in a few minutes.';
 
 const EMPTY_QUESTION_TEXT =
   'Ask me something after the mention, for example "is payments healthy?", or try `/loopgate help`.';

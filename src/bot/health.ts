@@ -1,6 +1,7 @@
 /**
  * Probes for orchestrators: `GET /healthz` says the process serves HTTP (liveness); `GET /readyz` says it
- * can do its job, i.e. Redis answers a PING within a second (readiness), and is 503 otherwise.
+ * can do its job, i.e. each of its Redis connections answers a PING within a second (readiness), and is
+ * 503 otherwise.
  */
 import type { ServerResponse } from 'node:http';
 import type { CustomRoute } from '@slack/bolt';
@@ -17,7 +18,10 @@ function json(res: ServerResponse, status: number, body: Record<string, unknown>
   res.end(JSON.stringify(body));
 }
 
-export function healthRoutes(redis: Pingable): CustomRoute[] {
+const answers = async (connection: Pingable) =>
+  (await within(connection.ping(), READY_TIMEOUT_MS)) === 'PONG';
+
+export function healthRoutes(redis: readonly Pingable[]): CustomRoute[] {
   return [
     { path: '/healthz', method: ['GET'], handler: (_req, res) => json(res, 200, { ok: true }) },
     {
@@ -25,8 +29,8 @@ export function healthRoutes(redis: Pingable): CustomRoute[] {
       method: ['GET'],
       handler: (_req, res) => {
         // `within` never rejects: a failed or slow PING reads as no answer.
-        void within(redis.ping(), READY_TIMEOUT_MS).then((reply) =>
-          reply === 'PONG'
+        void Promise.all(redis.map(answers)).then((replies) =>
+          replies.every(Boolean)
             ? json(res, 200, { ok: true, redis: 'ok' })
             : json(res, 503, { ok: false, redis: 'no answer' }),
         );

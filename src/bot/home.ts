@@ -28,7 +28,9 @@ export async function homeBlocks(ctx: BotContext, teamId: string, userId: string
     section('*Your recent runs*'),
     ...(runLines.length > 0 ? lineSections(runLines) : [context('You have not asked me anything recently.')]),
     divider(),
-    context('Mention me in a channel or send me a message to ask something. `/loopgate help` lists the commands.'),
+    context(
+      'Mention me in a channel or send me a message to ask something. `/loopgate help` lists the commands.',
+    ),
   ];
 }
 

@@ -53,7 +53,8 @@ function escapeRegExp(text: string): string {
 
 export function classifyMessage(event: MessageEvent, botUserId: string): Inbound {
   if (event.bot_id !== undefined) return ignore('written by a bot');
-  if (event.subtype !== undefined && !HUMAN_SUBTYPES.has(event.subtype)) return ignore(`subtype ${event.subtype}`);
+  if (event.subtype !== undefined && !HUMAN_SUBTYPES.has(event.subtype))
+    return ignore(`subtype ${event.subtype}`);
   if (event.edited !== undefined) return ignore('an edit');
   if (!event.user) return ignore('no author');
   if (event.user === botUserId) return ignore('written by loopgate');

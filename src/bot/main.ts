@@ -30,13 +30,24 @@ for (const [role, connection] of [
 ] as const) {
   connection.on('error', (err: Error) => logger.warn({ err, role }, 'redis connection error'));
 }
-const store = createStore(storeRedis, { prefix: env.LOOPGATE_PREFIX, retentionMs: env.RETENTION_DAYS * DAY_MS });
+const store = createStore(storeRedis, {
+  prefix: env.LOOPGATE_PREFIX,
+  retentionMs: env.RETENTION_DAYS * DAY_MS,
+});
 const queue = createRunsQueue(producer, env.LOOPGATE_PREFIX);
 queue.on('error', (err: Error) => logger.warn({ err }, 'runs queue error'));
 
-const bot = await createBotApp({ env, policy, store, queue, redis: storeRedis, logger });
-const { port } = await bot.start();
+// A bad token (auth.test refused) or a port in use: one clear log line, exit 1.
+const bot = await createBotApp({ env, policy, store, queue, redis: [storeRedis, producer], logger }).catch(
+  failedToStart,
+);
+const { port } = await bot.start().catch(failedToStart);
 logger.info({ port, mode: bot.mode, policy: policy.source }, 'loopgate bot started');
+
+function failedToStart(err: unknown): never {
+  logger.fatal({ err }, 'loopgate bot could not start');
+  process.exit(1);
+}
 
 let stopping = false;
 async function shutdown(signal: NodeJS.Signals): Promise<void> {
@@ -50,7 +61,8 @@ async function shutdown(signal: NodeJS.Signals): Promise<void> {
   limit.unref();
   await bot.stop(SHUTDOWN_LIMIT_MS / 2);
   await queue.close();
-  await Promise.all([storeRedis.quit(), producer.quit()]);
+  // A connection that is already down has nothing left to flush.
+  await Promise.allSettled([storeRedis.quit(), producer.quit()]);
   logger.info('loopgate bot stopped');
   process.exit(0);
 }

@@ -3,8 +3,8 @@
  * what a run is doing (working, waiting for whom, how it ended) and where each approval's card is.
  */
 import { approversFor } from '../config/policy-limits.js';
-import { section } from '../slack/block-kit.js';
 import type { KnownBlock } from '../slack/block-kit.js';
+import { section } from '../slack/block-kit.js';
 import { SLACK_LIMITS } from '../slack/limits.js';
 import { escapeMrkdwn, slackDate, truncate, userMention } from '../slack/mrkdwn.js';
 import type { ApprovalRecord, RunSummary } from '../store/index.js';
@@ -54,7 +54,11 @@ export async function approvalLine(ctx: BotContext, approval: ApprovalRecord): P
 }
 
 /** Pending approvals `userId` may approve now, soonest expiry first. */
-export async function approvalsFor(ctx: BotContext, userId: string, limit: number): Promise<ApprovalRecord[]> {
+export async function approvalsFor(
+  ctx: BotContext,
+  userId: string,
+  limit: number,
+): Promise<ApprovalRecord[]> {
   const pending = await ctx.store.approvals.listPending(ctx.clock.now(), 100);
   const verdicts = await Promise.all(
     pending.map((approval) => mayDecide(ctx.policy, approval, userId, 'approve', ctx.groups)),

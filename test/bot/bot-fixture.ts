@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { webApi } from '@slack/bolt';
 import type { Job } from 'bullmq';
 import { Redis } from 'ioredis';
+import { type BotApp, createBotApp, EVENTS_PATH } from '../../src/bot/app.js';
 import { type Policy, parsePolicy } from '../../src/config/policy.js';
 import { createLogger } from '../../src/log/logger.js';
 import { createRun } from '../../src/loop/state.js';
@@ -14,7 +15,6 @@ import type { GatedCall, RunState } from '../../src/loop/types.js';
 import { createRedisConnection, createRunsQueue, type RunsQueue } from '../../src/queue/index.js';
 import { approvalCard } from '../../src/slack/approval-card.js';
 import { approvalViewFromRecord } from '../../src/slack/approval-view.js';
-import { type BotApp, createBotApp, EVENTS_PATH } from '../../src/bot/app.js';
 import { type ApprovalRecord, createStore, type Store } from '../../src/store/index.js';
 import { type FakeSlack, type FakeSlackOptions, startFakeSlack } from '../fakes/slack-api-server.js';
 import {
@@ -29,8 +29,8 @@ import {
   postSigned,
   type SlackEvent,
   type SlackIdentity,
-  slashCommandBody,
   type SlackRequestBody,
+  slashCommandBody,
   TEST_SIGNING_SECRET,
 } from '../fakes/slack-signing.js';
 import { deleteKeys } from '../store/redis-fixture.js';
@@ -57,6 +57,8 @@ tools:
 export interface BotFixtureOptions {
   policyYaml?: string;
   fake?: FakeSlackOptions;
+  /** Default 20, 40, 80 and 160 ms: a queue failure is given up on within about 300 ms. */
+  enqueueRetryDelaysMs?: number[];
 }
 
 export interface PendingApproval {
@@ -73,16 +75,20 @@ export interface BotFixture {
   policy: Policy;
   store: Store;
   redis: Redis;
-  /** The queue's connection (enableOfflineQueue off: commands fail at once while it is down). */
-  producer: Redis;
   queue: RunsQueue;
   bot: BotApp;
   /** `http://127.0.0.1:<port>` */
   base: string;
   prefix: string;
   post(body: SlackRequestBody, opts?: Omit<PostSignedOptions, 'body' | 'contentType'>): Promise<Response>;
-  /** Signs and posts an event envelope; returns the response and the envelope's event id. */
-  sendEvent(event: SlackEvent, opts?: { eventId?: string; retryNum?: number }): Promise<{ res: Response; eventId: string }>;
+  /**
+   * Signs and posts an event envelope, then waits until the bot's work on it is done (the event is acked
+   * before it is handled); returns the response and the envelope's event id.
+   */
+  sendEvent(
+    event: SlackEvent,
+    opts?: { eventId?: string; retryNum?: number },
+  ): Promise<{ res: Response; eventId: string }>;
   mention(input: Omit<MessageInput, 'text'> & { text?: string }): Promise<{ res: Response; eventId: string }>;
   click(input: BlockActionInput): Promise<Response>;
   command(user: string, text: string, channel?: string): Promise<Response>;
@@ -91,7 +97,12 @@ export interface BotFixture {
   /** A thread where loopgate answered before: one finished run's question and answer in its history. */
   threadWithHistory(channel?: string): Promise<string>;
   /** A run awaiting approval of one http_request call, with its card posted (by the bot user) in its thread. */
-  pendingApproval(opts?: { requester?: string; tool?: string; expiresInMs?: number; channel?: string }): Promise<PendingApproval>;
+  pendingApproval(opts?: {
+    requester?: string;
+    tool?: string;
+    expiresInMs?: number;
+    channel?: string;
+  }): Promise<PendingApproval>;
   cleanup(): Promise<void>;
 }
 
@@ -115,17 +126,26 @@ export async function startBotFixture(options: BotFixtureOptions = {}): Promise<
     policy,
     store,
     queue,
-    redis,
+    redis: [redis, producer],
     logger: createLogger({ level: 'silent' }),
+    enqueueRetryDelaysMs: options.enqueueRetryDelaysMs ?? [20, 40, 80, 160],
   });
   const { port } = await bot.start(0);
   const base = `http://127.0.0.1:${port}`;
-  const slack = new webApi.WebClient(fake.token, { slackApiUrl: fake.apiUrl, logLevel: webApi.LogLevel.ERROR });
+  const slack = new webApi.WebClient(fake.token, {
+    slackApiUrl: fake.apiUrl,
+    logLevel: webApi.LogLevel.ERROR,
+  });
 
-  const post: BotFixture['post'] = (body, opts = {}) => postSigned(`${base}${EVENTS_PATH}`, { ...body, ...opts });
+  const post: BotFixture['post'] = (body, opts = {}) =>
+    postSigned(`${base}${EVENTS_PATH}`, { ...body, ...opts });
   const sendEvent: BotFixture['sendEvent'] = async (event, opts = {}) => {
     const envelope = eventEnvelope(id, event, opts.eventId ? { eventId: opts.eventId } : {});
-    const res = await post(eventBody(envelope), opts.retryNum === undefined ? {} : { retryNum: opts.retryNum });
+    const res = await post(
+      eventBody(envelope),
+      opts.retryNum === undefined ? {} : { retryNum: opts.retryNum },
+    );
+    await bot.idle();
     return { res, eventId: envelope.event_id };
   };
 
@@ -135,7 +155,6 @@ export async function startBotFixture(options: BotFixtureOptions = {}): Promise<
     policy,
     store,
     redis,
-    producer,
     queue,
     bot,
     base,
@@ -143,7 +162,9 @@ export async function startBotFixture(options: BotFixtureOptions = {}): Promise<
     post,
     sendEvent,
     mention: (input) =>
-      sendEvent(appMentionEvent(id, { ...input, text: input.text ?? `<@${fake.botUserId}> is payments healthy?` })),
+      sendEvent(
+        appMentionEvent(id, { ...input, text: input.text ?? `<@${fake.botUserId}> is payments healthy?` }),
+      ),
     click: (input) => post(interactivityBody(blockActionsPayload(id, input))),
     command: (user, text, channel = CHANNEL) => post(slashCommandBody(id, { user, channel, text })),
     jobs: () => queue.getWaiting(0, 1000),
@@ -208,7 +229,11 @@ export async function startBotFixture(options: BotFixtureOptions = {}): Promise<
         ],
       });
       if (!created) throw new Error('approval not created');
-      const posted = await slack.chat.postMessage({ channel, thread_ts: threadTs, ...approvalCard(approvalViewFromRecord(created)) });
+      const posted = await slack.chat.postMessage({
+        channel,
+        thread_ts: threadTs,
+        ...approvalCard(approvalViewFromRecord(created)),
+      });
       const cardTs = String(posted.ts);
       await store.approvals.setCard(created.approvalId, { channel, ts: cardTs });
       await store.leases.release(runId, lease.fence);

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startJobId } from '../../src/queue/index.js';
 import {
   appMentionEvent,
@@ -46,11 +46,15 @@ describe('questions become start jobs', () => {
       kind: 'mention',
       receivedAt: expect.any(Number),
     });
-    expect((jobs[0]?.data as { receivedAt: number }).receivedAt).toBeGreaterThanOrEqual(before);
+    expect(jobs[0]?.data).toMatchObject({ receivedAt: expect.toSatisfy((at: number) => at >= before) });
   });
 
   it("Slack's retry of the same event (X-Slack-Retry-Num) enqueues nothing more", async () => {
-    const event = appMentionEvent(fx.id, { channel: CHANNEL, user: REQUESTER, text: `<@${fx.fake.botUserId}> hi` });
+    const event = appMentionEvent(fx.id, {
+      channel: CHANNEL,
+      user: REQUESTER,
+      text: `<@${fx.fake.botUserId}> hi`,
+    });
     const first = await fx.sendEvent(event);
     const retry1 = await fx.sendEvent(event, { eventId: first.eventId, retryNum: 1 });
     const retry2 = await fx.sendEvent(event, { eventId: first.eventId, retryNum: 2 });
@@ -58,12 +62,32 @@ describe('questions become start jobs', () => {
     expect(await startJobs()).toHaveLength(1);
   });
 
+  it('a burst of mentions, with Slack retries arriving at the same moment, queues one job per event', async () => {
+    const events = Array.from({ length: 20 }, (_, i) =>
+      appMentionEvent(fx.id, {
+        channel: CHANNEL,
+        user: REQUESTER,
+        text: `<@${fx.fake.botUserId}> question ${i}`,
+      }),
+    );
+    const ids = events.map((_, i) => `EvBURST${String(i).padStart(4, '0')}`);
+    const sends = events.flatMap((event, i) => [
+      fx.sendEvent(event, { eventId: ids[i] }),
+      fx.sendEvent(event, { eventId: ids[i], retryNum: 1 }),
+    ]);
+    const responses = await Promise.all(sends);
+    expect(responses.every((r) => r.res.status === 200)).toBe(true);
+    await fx.bot.idle();
+    const jobs = await startJobs();
+    expect(jobs.map((j) => j.id).sort()).toEqual(ids.map(startJobId).sort());
+  });
+
   it('a mention in a thread answers in that thread', async () => {
     const parent = fx.fake.userMessage({ channel: CHANNEL, user: REQUESTER, text: 'incident' });
     await fx.mention({ channel: CHANNEL, user: REQUESTER, threadTs: parent.ts });
     const [job] = await startJobs();
     expect(job?.data).toMatchObject({ threadTs: parent.ts, kind: 'mention' });
-    expect((job?.data as { messageTs: string }).messageTs).not.toBe(parent.ts);
+    expect(job?.data).not.toMatchObject({ messageTs: parent.ts });
   });
 
   it('a direct message enqueues a dm job', async () => {
@@ -131,7 +155,9 @@ describe('messages that are ignored', () => {
 
   it('ignores channel messages outside threads and replies in threads loopgate does not work in', async () => {
     const other = fx.fake.userMessage({ channel: CHANNEL, user: REQUESTER, text: 'lunch?' }).ts;
-    await fx.sendEvent(threadReplyEvent(fx.id, { channel: CHANNEL, user: REQUESTER, text: 'yes', threadTs: other }));
+    await fx.sendEvent(
+      threadReplyEvent(fx.id, { channel: CHANNEL, user: REQUESTER, text: 'yes', threadTs: other }),
+    );
     await fx.sendEvent({
       type: 'message',
       channel_type: 'channel',
@@ -145,7 +171,12 @@ describe('messages that are ignored', () => {
 
   it('a reply that mentions the bot arrives twice (app_mention and message) and starts one run', async () => {
     const thread = await fx.threadWithHistory();
-    const input = { channel: CHANNEL, user: REQUESTER, text: `<@${fx.fake.botUserId}> and now?`, threadTs: thread };
+    const input = {
+      channel: CHANNEL,
+      user: REQUESTER,
+      text: `<@${fx.fake.botUserId}> and now?`,
+      threadTs: thread,
+    };
     const ts = `${nowSeconds()}.000777`;
     await fx.sendEvent(appMentionEvent(fx.id, { ...input, ts }));
     await fx.sendEvent(threadReplyEvent(fx.id, { ...input, ts }));
@@ -156,7 +187,11 @@ describe('messages that are ignored', () => {
   it('outside channels.allow: no job, and the asker is told where loopgate works (once, not on retries)', async () => {
     await fx.cleanup();
     fx = await startBotFixture({ policyYaml: 'channels: { allow: [C0OPS, C0INCIDENTS] }' });
-    const event = appMentionEvent(fx.id, { channel: 'C0RANDOM', user: REQUESTER, text: `<@${fx.fake.botUserId}> hi` });
+    const event = appMentionEvent(fx.id, {
+      channel: 'C0RANDOM',
+      user: REQUESTER,
+      text: `<@${fx.fake.botUserId}> hi`,
+    });
     const { res, eventId } = await fx.sendEvent(event);
     await fx.sendEvent(event, { eventId, retryNum: 1 });
     expect(res.status).toBe(200);
@@ -187,13 +222,23 @@ describe('follow-ups in threads where loopgate works', () => {
     );
     expect(res.status).toBe(200);
     const [job] = await startJobs();
-    expect(job?.data).toMatchObject({ kind: 'thread_reply', threadTs: thread, userId: 'U0BOB', text: 'and search?' });
+    expect(job?.data).toMatchObject({
+      kind: 'thread_reply',
+      threadTs: thread,
+      userId: 'U0BOB',
+      text: 'and search?',
+    });
   });
 
   it('a message while the run waits for approval is queued, and the person gets a link to the card', async () => {
     const pending = await fx.pendingApproval();
     const { res } = await fx.sendEvent(
-      threadReplyEvent(fx.id, { channel: CHANNEL, user: 'U0BOB', text: 'any news?', threadTs: pending.threadTs }),
+      threadReplyEvent(fx.id, {
+        channel: CHANNEL,
+        user: 'U0BOB',
+        text: 'any news?',
+        threadTs: pending.threadTs,
+      }),
     );
     expect(res.status).toBe(200);
     const [job] = await startJobs();
@@ -209,14 +254,28 @@ describe('follow-ups in threads where loopgate works', () => {
     expect((await fx.store.approvals.get(pending.approvalId))?.status).toBe('pending');
   });
 
-  it('Slack gets a 500 (and retries) when the job cannot be queued', async () => {
-    fx.producer.disconnect();
+  it('while Redis refuses the job, queueing is retried after the ack until it goes through', async () => {
+    const addBulk = vi
+      .spyOn(fx.queue, 'addBulk')
+      .mockRejectedValueOnce(new Error('Connection is closed.'))
+      .mockRejectedValueOnce(new Error('Connection is closed.'));
     const { res, eventId } = await fx.mention({ channel: CHANNEL, user: REQUESTER });
-    expect(res.status).toBe(500);
-    // Slack's retry, once Redis is back, starts the run.
-    await fx.producer.connect();
-    const event = appMentionEvent(fx.id, { channel: CHANNEL, user: REQUESTER, text: `<@${fx.fake.botUserId}> hi` });
-    expect((await fx.sendEvent(event, { eventId, retryNum: 1 })).res.status).toBe(200);
+    expect(res.status).toBe(200);
+    expect(addBulk).toHaveBeenCalledTimes(3);
     expect((await startJobs()).map((j) => j.id)).toEqual([startJobId(eventId)]);
+    expect(fx.fake.ephemerals()).toHaveLength(0);
+  });
+
+  it('a question that cannot be queued at all is not lost silently: the person is asked to send it again', async () => {
+    const addBulk = vi.spyOn(fx.queue, 'addBulk').mockRejectedValue(new Error('Connection is closed.'));
+    const { res } = await fx.mention({ channel: CHANNEL, user: REQUESTER });
+    expect(res.status).toBe(200);
+    // The first attempt and one per retry delay of the fixture (4).
+    expect(addBulk).toHaveBeenCalledTimes(5);
+    addBulk.mockRestore();
+    const [note] = fx.fake.ephemerals(CHANNEL);
+    expect(note).toMatchObject({ user: REQUESTER });
+    expect(note?.text).toContain('could not take your message');
+    expect(await fx.jobs()).toHaveLength(0);
   });
 });
