@@ -100,7 +100,7 @@ const VARS = {
   }),
   METRICS_PORT: spec({
     schema: integer(0, 65_535).default(9091),
-    expected: 'a TCP port for the worker\'s /metrics, /healthz and /readyz, 0 to serve none; default 9091',
+    expected: "a TCP port for the worker's /metrics, /healthz and /readyz, 0 to serve none; default 9091",
   }),
   WORKER_LOCK_MS: spec({
     schema: integer(1_000, 600_000).default(20_000),
