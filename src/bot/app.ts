@@ -17,6 +17,7 @@ import type { Env } from '../config/env.js';
 import type { Policy } from '../config/policy.js';
 import type { Logger } from '../log/logger.js';
 import type { Clock } from '../loop/types.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { RunsQueue } from '../queue/index.js';
 import { ACTION_IDS, CALLBACK_IDS } from '../slack/ids.js';
 import type { Store } from '../store/index.js';
@@ -75,6 +76,8 @@ export interface BotAppDeps {
    * about 30 s in all: 0.1, 0.25, 0.5, 1, 2, 4, 8 and 15 s.
    */
   enqueueRetryDelaysMs?: readonly number[];
+  /** Served on /metrics; decisions are counted in it. */
+  metrics?: Metrics;
 }
 
 const ENQUEUE_RETRY_DELAYS_MS = [100, 250, 500, 1_000, 2_000, 4_000, 8_000, 15_000];
@@ -101,7 +104,11 @@ const CLIENT_OPTIONS = {
 } as const;
 
 function createReceiver(deps: BotAppDeps, log: ReturnType<typeof boltLogger>): Receiver {
-  const customRoutes = healthRoutes(deps.redis);
+  const customRoutes = healthRoutes(deps.redis, {
+    ...(deps.metrics ? { registry: deps.metrics.registry } : {}),
+    // Ready also means someone will act on what the bot queues: at least one worker is connected.
+    workers: async () => (await deps.queue.getWorkersCount()) > 0,
+  });
   const logLevel = boltLevelOf(deps.logger.level);
   if (deps.env.SLACK_APP_TOKEN) {
     return new SocketModeReceiver({
@@ -152,6 +159,7 @@ export async function createBotApp(deps: BotAppDeps): Promise<BotApp> {
     logger: deps.logger,
     background,
     enqueueRetryDelaysMs: deps.enqueueRetryDelaysMs ?? ENQUEUE_RETRY_DELAYS_MS,
+    ...(deps.metrics ? { metrics: deps.metrics } : {}),
   };
   registerListeners(app, ctx);
 

@@ -73,6 +73,8 @@ async function decide(
     { runId: record.runId, approvalId: record.approvalId, decision, decidedBy: decider.user },
     'approval decided',
   );
+  ctx.metrics?.approvalsDecided.inc({ decision });
+  ctx.metrics?.timeToDecision.observe({ decision }, Math.max(0, ctx.clock.now() - record.createdAt) / 1000);
   queueResume(ctx, record, decider);
   return { recorded: true };
 }

@@ -1,6 +1,7 @@
 import type { Policy } from '../config/policy.js';
 import type { Logger } from '../log/logger.js';
 import type { Clock } from '../loop/types.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { RunsQueue } from '../queue/index.js';
 import type { Store } from '../store/index.js';
 import type { GroupMembers } from './approvers.js';
@@ -22,4 +23,5 @@ export interface BotContext {
   background: Background;
   /** Waits between attempts to queue a start job while Redis fails. */
   enqueueRetryDelaysMs: readonly number[];
+  metrics?: Metrics;
 }

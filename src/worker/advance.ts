@@ -103,6 +103,16 @@ export async function advanceRun(rt: WorkerRuntime, runId: string, jobId: string
       await deliverEnd(rt, loaded.state, ctx, loaded.answerTs);
       return { type: 'done' };
     }
+    // Recorded as soon as it exists, so a worker that dies mid-run leaves its successor the same message.
+    let knownPlaceholder = loaded.slack.placeholderTs;
+    const recordPlaceholder = () => {
+      const ts = rt.notifier.placeholderOf(runId);
+      if (!ts || ts === knownPlaceholder) return;
+      knownPlaceholder = ts;
+      rt.store.runs
+        .setPlaceholder(runId, ts)
+        .catch((err: unknown) => log.warn({ err }, 'could not record the placeholder'));
+    };
     const checkpointer = new RunCheckpointer(rt.store.runs, runId, fence, loaded.persisted);
     const deps: EngineDeps = {
       model: rt.model,
@@ -113,7 +123,7 @@ export async function advanceRun(rt: WorkerRuntime, runId: string, jobId: string
         trace.record(event);
         if (rt.metrics) recordEngineEvent(rt.metrics, event);
         const text = progressOf(event);
-        if (text) void rt.notifier.progress(ctx, text);
+        if (text) void rt.notifier.progress(ctx, text).then(recordPlaceholder);
       },
       checkpoint: async (state) => {
         if (leaseLost) log.warn({}, 'checkpoint after a failed lease renewal');
@@ -160,12 +170,6 @@ export async function advanceRun(rt: WorkerRuntime, runId: string, jobId: string
   } finally {
     clearInterval(renewal);
     await trace.flush().catch((err: unknown) => log.warn({ err }, 'could not write the trace'));
-    const placeholder = rt.notifier.placeholderOf(runId);
-    if (placeholder) {
-      await rt.store.runs
-        .setPlaceholder(runId, placeholder)
-        .catch((err: unknown) => log.warn({ err }, 'could not record the placeholder'));
-    }
     await rt.store.leases
       .release(runId, fence)
       .catch((err: unknown) => log.warn({ err }, 'could not release the lease'));

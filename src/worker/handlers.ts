@@ -16,6 +16,8 @@ export async function handleStart(
 ): Promise<AdvanceResult> {
   const runId = runIdForEvent(data.eventId);
   const log = rt.logger.child({ runId, jobId });
+  // A job that reaches a stopping worker goes back untouched, for a worker that stays.
+  if (rt.stopping()) return { type: 'busy', retryInMs: 0 };
   const thread = { teamId: data.teamId, channelId: data.channelId, threadTs: data.threadTs };
   const existing = await rt.store.runs.loadRun(runId);
   if (existing && isFinished(existing.state) && existing.answerTs !== null) return { type: 'done' };

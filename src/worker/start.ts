@@ -101,7 +101,8 @@ export async function startWorker(options: StartWorkerOptions = {}) {
   };
   if (options.handleSignals !== false) {
     for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-      process.once(signal, () => {
+      // `on`, not `once`: a second signal while stopping must not fall back to the default (kill).
+      process.on(signal, () => {
         stop(signal).then(
           () => process.exit(0),
           (err: unknown) => {

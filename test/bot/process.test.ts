@@ -133,9 +133,10 @@ describe('npm run bot (src/bot/main.ts)', { timeout: 60_000 }, () => {
       await waitForHealth(base, running);
       const health = await fetch(`${base}/healthz`);
       expect(await health.json()).toEqual({ ok: true });
+      // Redis answers, but no worker takes jobs yet: not ready, and it says why.
       const ready = await fetch(`${base}/readyz`);
-      expect(ready.status).toBe(200);
-      expect(await ready.json()).toMatchObject({ ok: true });
+      expect(ready.status).toBe(503);
+      expect(await ready.json()).toMatchObject({ ok: false, checks: { redis: true, workers: false } });
       // Bolt asked Slack who the bot is, on the fake.
       expect(fake.callsOf('auth.test').length).toBeGreaterThan(0);
 

@@ -1,0 +1,71 @@
+import { loadEnv } from '../config/env.js';
+import { loadPolicy } from '../config/policy.js';
+import { createLogger } from '../log/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { createRedisConnection, createRunsQueue } from '../queue/index.js';
+import { createStore } from '../store/index.js';
+import { metricsFor } from '../worker/start.js';
+import { createBotApp } from './app.js';
+
+const DAY_MS = 86_400_000;
+/** Longest graceful shutdown before the process exits anyway. */
+export const BOT_SHUTDOWN_LIMIT_MS = 10_000;
+
+export interface StartBotOptions {
+  /** Share the registry of another part of the process (`npm start`); else the bot makes its own. */
+  metrics?: Metrics;
+}
+
+/**
+ * Starts the Bolt app in this process: reads the environment (the bot needs SLACK_BOT_TOKEN and
+ * SLACK_SIGNING_SECRET) and the policy file, connects to Redis, serves Slack on PORT (or Socket Mode)
+ * with /healthz, /readyz and /metrics. `stop` stops receiving, lets running tasks finish, closes the
+ * queue and Redis. Throws ConfigError for a bad configuration; any other start-up failure (a token
+ * Slack refuses, a port in use) is thrown too.
+ */
+export async function startBot(options: StartBotOptions = {}) {
+  const env = loadEnv(process.env, { need: 'bot' });
+  const policy = await loadPolicy(env.LOOPGATE_CONFIG);
+  const logger = createLogger({ level: env.LOG_LEVEL, service: 'loopgate-bot' });
+  const storeRedis = createRedisConnection(env.REDIS_URL, 'store');
+  const producer = createRedisConnection(env.REDIS_URL, 'producer');
+  for (const [role, connection] of [
+    ['store', storeRedis],
+    ['producer', producer],
+  ] as const) {
+    connection.on('error', (err: Error) => logger.warn({ err, role }, 'redis connection error'));
+  }
+  const store = createStore(storeRedis, {
+    prefix: env.LOOPGATE_PREFIX,
+    retentionMs: env.RETENTION_DAYS * DAY_MS,
+  });
+  const queue = createRunsQueue(producer, env.LOOPGATE_PREFIX);
+  queue.on('error', (err: Error) => logger.warn({ err }, 'runs queue error'));
+  const metrics = options.metrics ?? metricsFor(store, queue);
+
+  const bot = await createBotApp({
+    env,
+    policy,
+    store,
+    queue,
+    redis: [storeRedis, producer],
+    logger,
+    metrics,
+  });
+  const { port } = await bot.start();
+  logger.info({ port, mode: bot.mode, policy: policy.source }, 'loopgate bot started');
+
+  let stopped: Promise<void> | undefined;
+  const stop = () => {
+    stopped ??= (async () => {
+      logger.info({}, 'loopgate bot stopping');
+      await bot.stop(BOT_SHUTDOWN_LIMIT_MS / 2);
+      await queue.close();
+      // A connection that is already down has nothing left to flush.
+      await Promise.allSettled([storeRedis.quit(), producer.quit()]);
+      logger.info({}, 'loopgate bot stopped');
+    })();
+    return stopped;
+  };
+  return { bot, port, logger, metrics, stop };
+}

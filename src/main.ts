@@ -1,0 +1,34 @@
+/**
+ * `npm start`: the bot and a worker in one process, for small teams. One /metrics (on PORT) covers
+ * both. SIGTERM or SIGINT stops the bot from receiving, lets the worker finish its current steps, and
+ * exits 0.
+ */
+import { startBot } from './bot/start.js';
+import { exitOnConfigError } from './config/errors.js';
+import { createLogger } from './log/logger.js';
+import { startWorker } from './worker/start.js';
+
+const fail = (err: unknown): never => {
+  createLogger({ level: 'info', service: 'loopgate' }).fatal({ err }, 'loopgate could not start');
+  process.exit(1);
+};
+
+const bot = await exitOnConfigError(startBot).catch(fail);
+const worker = await exitOnConfigError(() =>
+  startWorker({ metrics: bot.metrics, serveProbes: false, handleSignals: false }),
+).catch(fail);
+
+let stopping = false;
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    Promise.all([bot.stop(), worker.stop(signal)]).then(
+      () => process.exit(0),
+      (err: unknown) => {
+        bot.logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  });
+}

@@ -1,0 +1,144 @@
+/**
+ * Everything an end-to-end worker test runs against: real Redis under a random prefix, a fake OpenAI, a
+ * fake Slack Web API, a slow local HTTP endpoint for `http_get`, a policy file, and worker processes
+ * spawned with the matching environment. `close()` kills the processes, stops the fakes and deletes the
+ * prefix's keys, whatever state the test left.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { createRedisConnection } from '../../../src/queue/connection.js';
+import type { StartJobData } from '../../../src/queue/job-data.js';
+import { addRunJob, createRunsQueue, type RunsQueue } from '../../../src/queue/runs-queue.js';
+import { runIdForEvent } from '../../../src/store/ids.js';
+import type { LoadedRun } from '../../../src/store/run-store.js';
+import { createStore, type Store } from '../../../src/store/store.js';
+import { type HttpFixture, reply, startHttpFixture } from '../../fakes/http-fixtures.js';
+import { type FakeOpenAI, type FakeStep, startFakeOpenAI } from '../../fakes/openai-server.js';
+import { type FakeSlack, startFakeSlack } from '../../fakes/slack-api-server.js';
+import { httpGetPolicy, type TempDir, tempDir } from './temp-config.js';
+import { killAllWorkers, spawnWorker, type WorkerProcess } from './worker-process.js';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+export const SLACK_TOKEN = 'xoxb-test';
+export const CHANNEL = 'C0E2ETEST';
+
+export interface WorldOptions {
+  /** The fake model's script. */
+  script: FakeStep[];
+  /** How long the slow endpoint holds each response. */
+  holdMs: number;
+}
+
+export interface World {
+  prefix: string;
+  store: Store;
+  queue: RunsQueue;
+  openai: FakeOpenAI;
+  slack: FakeSlack;
+  /** Answers every GET after `holdMs` with a small JSON status; `requests` records arrivals. */
+  slow: HttpFixture;
+  /** The URL the model is scripted to fetch. */
+  slowUrl: string;
+  config: TempDir;
+  /** The worker's environment (LOOPGATE_CONFIG points at the http_get policy). */
+  env: Record<string, string>;
+  startWorker(env?: Record<string, string>): WorkerProcess;
+  /** Posts the question in the fake Slack and enqueues its start job, as the bot would. */
+  ask(text: string): Promise<{ runId: string; threadTs: string }>;
+  loadRun(runId: string): Promise<LoadedRun | null>;
+  waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs: number): Promise<T>;
+  close(): Promise<void>;
+}
+
+export async function startWorld(options: WorldOptions): Promise<World> {
+  const bare = `lg${randomBytes(5).toString('hex')}`;
+  const prefix = `{${bare}}`;
+  const connections: Redis[] = [];
+  const connect = () => {
+    const c = createRedisConnection(REDIS_URL, 'worker', { connectionName: `lge2e-${bare}` });
+    connections.push(c);
+    return c;
+  };
+  const store = createStore(connect(), { prefix });
+  const queue = createRunsQueue(connect(), prefix);
+  const config = tempDir();
+  const openai = await startFakeOpenAI(options.script);
+  const slack = await startFakeSlack({ token: SLACK_TOKEN });
+  const slow = await startHttpFixture(async (_req, res) => {
+    await new Promise((r) => setTimeout(r, options.holdMs));
+    if (!res.destroyed) reply(res, 200, 'application/json', '{"status":"all systems operational"}');
+  });
+  const configPath = config.write('loopgate.yaml', httpGetPolicy(`${slow.url}/`));
+  const env = {
+    REDIS_URL,
+    LOOPGATE_PREFIX: prefix,
+    SLACK_BOT_TOKEN: SLACK_TOKEN,
+    SLACK_API_URL: slack.apiUrl,
+    OPENAI_API_KEY: 'sk-test',
+    OPENAI_BASE_URL: openai.url,
+    LOOPGATE_CONFIG: configPath,
+    WORKER_LOCK_MS: '2000',
+    LOG_LEVEL: 'info',
+    // No probe server: a fixed port would collide with other worker processes on this machine.
+    METRICS_PORT: '0',
+  };
+  let asked = 0;
+
+  const world: World = {
+    prefix,
+    store,
+    queue,
+    openai,
+    slack,
+    slow,
+    slowUrl: `${slow.url}/status`,
+    config,
+    env,
+    startWorker: (overrides = {}) => spawnWorker({ ...env, ...overrides }, config.dir),
+    async ask(text) {
+      const question = slack.userMessage({ channel: CHANNEL, user: 'U0ALICE', text });
+      const data: StartJobData = {
+        v: 1,
+        eventId: `Ev${bare}${++asked}`,
+        teamId: slack.teamId,
+        channelId: CHANNEL,
+        threadTs: question.ts,
+        messageTs: question.ts,
+        userId: 'U0ALICE',
+        text,
+        kind: 'mention',
+        receivedAt: Date.now(),
+      };
+      await addRunJob(queue, { name: 'start', data });
+      return { runId: runIdForEvent(data.eventId), threadTs: question.ts };
+    },
+    loadRun: (runId) => store.runs.loadRun(runId),
+    async waitFor(what, probe, timeoutMs) {
+      const until = Date.now() + timeoutMs;
+      for (;;) {
+        const value = await probe();
+        if (value) return value;
+        if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+    async close() {
+      await killAllWorkers();
+      await Promise.allSettled([openai.close(), slack.close(), slow.close()]);
+      await queue.obliterate({ force: true }).catch(() => {});
+      await queue.close().catch(() => {});
+      const admin = connections[0]!;
+      for (const pattern of [`${bare}:*`, `${prefix}:*`]) {
+        let cursor = '0';
+        do {
+          const [next, keys] = await admin.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+          cursor = next;
+          if (keys.length > 0) await admin.del(...keys);
+        } while (cursor !== '0');
+      }
+      for (const c of connections) c.disconnect();
+      config.remove();
+    },
+  };
+  return world;
+}
