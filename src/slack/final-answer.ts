@@ -7,7 +7,7 @@ import type { StopReason } from '../loop/types.js';
 import { actions, button, context, type KnownBlock, type SlackMessage, section } from './block-kit.js';
 import { ACTION_IDS } from './ids.js';
 import { SLACK_LIMITS } from './limits.js';
-import { escapeAndTruncate, neutraliseBroadcasts, truncate } from './mrkdwn.js';
+import { escapeKeepingUserMentions, neutraliseBroadcasts, truncate } from './mrkdwn.js';
 import { splitMarkdown } from './split.js';
 import { STOP_REASON_SENTENCE } from './stop-reason.js';
 
@@ -26,7 +26,7 @@ const FALLBACK_CHARS = 3_000;
 function stopLine(view: FinalAnswerView): string | null {
   if (view.stopReason === null || view.stopReason === 'completed') return null;
   const sentence = view.stopMessage?.trim() || STOP_REASON_SENTENCE[view.stopReason];
-  return `:warning: ${escapeAndTruncate(sentence, SLACK_LIMITS.contextText - 20)}`;
+  return `:warning: ${escapeKeepingUserMentions(truncate(sentence, SLACK_LIMITS.contextText - 40))}`;
 }
 
 /** One or more messages to post in order; never empty. */

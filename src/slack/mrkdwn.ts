@@ -12,6 +12,14 @@ export function escapeMrkdwn(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
+/**
+ * Escapes a stop message (it may quote a model's or a tool's words) but keeps the user mentions loopgate
+ * itself writes there (`Cancelled by <@U123>.`): a user mention pings one person, never a channel.
+ */
+export function escapeKeepingUserMentions(text: string): string {
+  return escapeMrkdwn(text).replace(/&lt;@([UW][A-Z0-9]{2,20})&gt;/g, '<@$1>');
+}
+
 /** Index at which to cut so that a surrogate pair is never split. */
 function safeCut(text: string, at: number): number {
   if (at <= 0) return 0;

@@ -6,7 +6,13 @@
 import { context, type KnownBlock, type ModalView, plainText, section } from './block-kit.js';
 import { CALLBACK_IDS } from './ids.js';
 import { SLACK_LIMITS } from './limits.js';
-import { escapeAndTruncate, preformatted, userMention } from './mrkdwn.js';
+import {
+  escapeAndTruncate,
+  escapeKeepingUserMentions,
+  preformatted,
+  truncate,
+  userMention,
+} from './mrkdwn.js';
 import { STOP_REASON_SENTENCE } from './stop-reason.js';
 import type { TraceStep, TraceToolCall, TraceView } from './trace.js';
 
@@ -75,7 +81,7 @@ function fitSteps(groups: KnownBlock[][], budget: number): KnownBlock[] {
 
 function summary(view: TraceView): KnownBlock[] {
   const stop = view.stopReason
-    ? ` · ${escapeAndTruncate(view.stopMessage?.trim() || STOP_REASON_SENTENCE[view.stopReason], 500)}`
+    ? ` · ${escapeKeepingUserMentions(truncate(view.stopMessage?.trim() || STOP_REASON_SENTENCE[view.stopReason], 450))}`
     : '';
   const blocks: KnownBlock[] = [
     section(

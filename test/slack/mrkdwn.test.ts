@@ -85,3 +85,13 @@ describe('preformatted', () => {
     expect(preformatted('y'.repeat(500), 100).length).toBeLessThanOrEqual(100);
   });
 });
+
+describe('escapeKeepingUserMentions', () => {
+  it('keeps user mentions and escapes everything else, broadcasts included', async () => {
+    const { escapeKeepingUserMentions } = await import('../../src/slack/mrkdwn.js');
+    expect(escapeKeepingUserMentions('Cancelled by <@U0ALICE>.')).toBe('Cancelled by <@U0ALICE>.');
+    expect(escapeKeepingUserMentions('<!channel> & <#C1> <@U1|x>')).toBe(
+      '&lt;!channel&gt; &amp; &lt;#C1&gt; &lt;@U1|x&gt;',
+    );
+  });
+});
