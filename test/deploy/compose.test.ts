@@ -184,7 +184,7 @@ describe('docker-compose.yml', () => {
       sourceConstantMs('src/worker/start.ts', 'SHUTDOWN_GRACE_MS'),
     );
     expect(seconds(svc('bot').stop_grace_period) * 1000).toBeGreaterThan(
-      sourceConstantMs('src/bot/main.ts', 'SHUTDOWN_LIMIT_MS'),
+      sourceConstantMs('src/bot/start.ts', 'BOT_SHUTDOWN_LIMIT_MS'),
     );
   });
 

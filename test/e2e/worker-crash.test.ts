@@ -63,9 +63,10 @@ describe('worker processes', () => {
         const run = await w.loadRun(runId);
         return run?.state.status === 'completed' ? run : null;
       },
-      15_000,
+      30_000,
     );
-    expect(performance.now() - killedAt).toBeLessThan(15_000);
+    // The bound: a crashed worker's run continues within about 30 s (a new process must boot too).
+    expect(performance.now() - killedAt).toBeLessThan(30_000);
     expect(done.state.answer).toEqual([ANSWER]);
     // Exactly two model calls: the first reply (the http_get call) was persisted and reused, not asked again.
     expect(w.openai.requests).toHaveLength(2);
@@ -79,7 +80,7 @@ describe('worker processes', () => {
     await w.slack.waitForCall('chat.postMessage', isPostedAnswer(threadTs), 5_000);
     expect(w.slack.callsOf('chat.postMessage').filter(isPostedAnswer(threadTs))).toHaveLength(1);
     await second.waitForLog((l) => l.msg === 'job stalled; another worker takes it over', 'job stalled');
-  }, 45_000);
+  }, 75_000);
 
   it('a worker given SIGTERM mid-step finishes the step, hands the run over and exits 0', async () => {
     world = await startWorld({ script: [], holdMs: HOLD_MS });
