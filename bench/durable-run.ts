@@ -4,7 +4,8 @@
  *   over many runs): the engine alone, the engine with the store's checkpoint under a lease, and a whole
  *   `advanceRun` as a job does it (lease, load, trace, end delivery). Goal <= 0.3 ms, flat with history;
  * - pause of a 50-step run (the checkpoint the engine makes when it returns gated calls, plus
- *   createApprovals) and resume (loadRun plus reading the recorded decisions). Goal <= 1 ms each;
+ *   createApprovals) and resume (loadRun, which reads the recorded decisions with the run). Goal <= 1 ms
+ *   each;
  * - Redis bytes of a finished 50-step run (MEMORY USAGE over every key of the run) against the JSON bytes
  *   of its messages. Goal <= 1.3x;
  * - decision recorded -> approved tool starts executing, with an idle BullMQ worker in this process.
@@ -309,12 +310,11 @@ async function pauseResumeSample(b: Bench): Promise<{ pause: number; resume: num
     await b.store.approvals.decide({ approvalId, decision: 'approved', decidedBy: 'UMGR', now: Date.now() });
   }
 
+  // What a resume job reads before it applies the decisions: loadRun brings the run and the pending
+  // calls' approval records in one snapshot.
   const t1 = performance.now();
   const loaded = await b.store.runs.loadRun(state.runId);
-  const pending = loaded?.state.turn?.pending ?? [];
-  const records = await Promise.all(
-    pending.map((call) => b.store.approvals.get(approvalIdFor(state.runId, call.toolCallId))),
-  );
+  const records = loaded?.pauseApprovals ?? [];
   const resume = performance.now() - t1;
   if (loaded?.state.step !== 51 || records.length !== 1 || records[0]?.status !== 'approved') {
     throw new Error('resume did not read the 50-step run and its decision');

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { GatedCall } from '../loop/types.js';
 import type { AuditLog } from './audit-log.js';
 import type { StoreContext } from './context.js';
-import { badReply, decode, replyArray, replyCount } from './decode.js';
+import { badReply, decode, replyArray } from './decode.js';
 import { approvalIdFor, runIdOf } from './ids.js';
 import {
   type ApprovalDecision,
@@ -65,6 +65,12 @@ export class ApprovalStore {
   /**
    * Stores the approvals of one pause at once (lease holder only: throws `lease_lost` / `stale_fence`).
    * Idempotent: records that exist are kept as they are. Returns the stored records, in input order.
+   *
+   * One round trip: the pending-approvals index (another slot) is written beside the script, sent right
+   * after it on the same connection (on a Cluster, to the index's node at the same time), with ZADD NX
+   * so a record that already existed keeps its score. Only when the script finds records that already
+   * existed (a redelivered pause) is the index corrected from them afterwards. A refused script leaves
+   * index entries without a record, which readers drop.
    */
   async createApprovals(input: CreateApprovalsInput): Promise<ApprovalRecord[]> {
     const keys = this.ctx.keys.run(input.runId);
@@ -97,17 +103,26 @@ export class ApprovalStore {
       const fields = approvalToHash(record);
       args.push(record.approvalId, fields.length, ...fields);
     }
-    const reply = await this.ctx.script('createApprovals', [keys.header, keys.lease, keys.approvals], args);
-    replyCount('createApprovals', reply, { runId: input.runId, fence: input.fence });
-    const stored = await this.getMany(records.map((r) => r.approvalId));
-    const pending = stored.filter((r) => r.status === 'pending');
-    if (pending.length > 0) {
-      await this.ctx.redis.zadd(
+    const context = { runId: input.runId, fence: input.fence };
+    const [reply] = await Promise.all([
+      this.ctx.script('createApprovals', [keys.header, keys.lease, keys.approvals], args),
+      this.ctx.redis.zadd(
         this.ctx.keys.pendingApprovals,
-        ...pending.flatMap((r) => [r.expiresAt, r.approvalId]),
+        'NX',
+        ...records.flatMap((r) => [r.expiresAt, r.approvalId]),
+      ),
+    ]);
+    const entries = replyArray('createApprovals', reply, context).map((entry) => {
+      const [created, ...pairs] = Array.isArray(entry) ? entry : [];
+      const id = String(pairs[1] ?? '');
+      const record = decode(`approval ${id}`, { approvalId: id, ...context }, () =>
+        approvalFromHash(hashFromPairs(pairs)),
       );
-    }
-    return stored;
+      return { created: created === 1, record };
+    });
+    const existed = entries.filter((e) => !e.created).map((e) => e.record);
+    if (existed.length > 0) await this.reindex(existed);
+    return entries.map((e) => e.record);
   }
 
   /**
@@ -127,8 +142,10 @@ export class ApprovalStore {
       approvalFromHash(hashFromPairs(pairs)),
     );
     if (changed === 1) {
-      await this.ctx.redis.zrem(this.ctx.keys.pendingApprovals, approvalId);
-      await this.audit.appendDecision(record, input.permalink);
+      await Promise.all([
+        this.ctx.redis.zrem(this.ctx.keys.pendingApprovals, approvalId),
+        this.audit.appendDecision(record, input.permalink),
+      ]);
     }
     return { record, changed: changed === 1, won: won === 1 };
   }
@@ -186,6 +203,19 @@ export class ApprovalStore {
     const stale = ids.filter((_, i) => found[i]?.status !== 'pending');
     if (stale.length > 0) await this.ctx.redis.zrem(key, ...stale);
     return found.filter((r): r is ApprovalRecord => r?.status === 'pending');
+  }
+
+  /** Puts approvals that already existed into the index as they are: pending by expiry, others out. */
+  private async reindex(records: readonly ApprovalRecord[]): Promise<void> {
+    const key = this.ctx.keys.pendingApprovals;
+    const pending = records.filter((r) => r.status === 'pending');
+    const decided = records.filter((r) => r.status !== 'pending').map((r) => r.approvalId);
+    await Promise.all([
+      pending.length > 0
+        ? this.ctx.redis.zadd(key, ...pending.flatMap((r) => [r.expiresAt, r.approvalId]))
+        : 0,
+      decided.length > 0 ? this.ctx.redis.zrem(key, ...decided) : 0,
+    ]);
   }
 
   /** Records of approvals of one run, in the order of `ids`; missing ones are left out. */

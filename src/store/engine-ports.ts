@@ -1,13 +1,16 @@
-import type { Checkpoint, Clock, ExecutionLedger, GatedCall, RunState, ToolResult } from '../loop/types.js';
+import type { Clock, ExecutionLedger, GatedCall, RunState, ToolResult } from '../loop/types.js';
 import { StoreError } from './errors.js';
 import { approvalIdFor } from './ids.js';
 import type { LedgerChange, LedgerStore } from './ledger-store.js';
+import type { TraceEntry } from './records.js';
 import type { PersistedCounts, RunStore } from './run-store.js';
 
 /**
  * The engine's `Checkpoint` port over the run store for one lease: each call persists only what the
- * step added and remembers the new counts. A lost lease makes `checkpoint` throw (StoreError
- * `lease_lost` / `stale_fence`), which the engine lets propagate.
+ * step added, with the trace entries recorded since the previous call, in one round trip, and
+ * remembers the new counts. A lost lease makes `checkpoint` throw (StoreError `lease_lost` /
+ * `stale_fence`), which the engine lets propagate; the trace entries of a refused save are dropped
+ * with it, so the trace never describes a step the history does not hold.
  */
 export class RunCheckpointer {
   private counts: PersistedCounts;
@@ -22,12 +25,14 @@ export class RunCheckpointer {
     this.counts = { ...persisted };
   }
 
-  readonly checkpoint: Checkpoint = async (state: RunState) => {
+  /** A `Checkpoint`; `trace` is what the caller recorded since the previous call. */
+  readonly checkpoint = async (state: RunState, trace: readonly TraceEntry[] = []): Promise<void> => {
     const saved = await this.runs.saveStep({
       runId: this.runId,
       fence: this.fence,
       state,
       persisted: this.counts,
+      trace,
     });
     this.counts = saved.persisted;
     this.cancel ||= saved.cancelRequested;

@@ -5,14 +5,21 @@ import { RUN_STATE_VERSION, type RunState, type RunStatus } from '../loop/types.
 import type { StoreContext } from './context.js';
 import { badReply, decode, parseJsonBuffers, parseJsonList, replyArray, replyCount } from './decode.js';
 import { StoreError } from './errors.js';
-import { type SlackContext, slackContextSchema, type TraceEntry, traceEntrySchema } from './records.js';
-import type { RunIndex } from './run-index.js';
+import { decodeEvidence, encodeEvidence } from './evidence-codec.js';
+import { changingJson, fixedJson, headerFromHash, pauseField } from './header-codec.js';
+import { STORE_LAYOUT } from './keys.js';
 import {
-  evidenceSchema,
-  messageSchema,
-  type RunHeaderState,
-  runHeaderStateSchema,
-} from './run-state-schema.js';
+  type ApprovalRecord,
+  approvalFromHash,
+  hashFromPairs,
+  type SlackContext,
+  slackContextSchema,
+  type TraceEntry,
+} from './records.js';
+import type { RunIndex } from './run-index.js';
+import { messageSchema } from './run-state-schema.js';
+import { scriptSource } from './scripts.js';
+import { decodeTrace, encodeTraceEntry } from './trace-codec.js';
 
 /** How many messages and evidence records of a run are in Redis: the base of the next saveStep. */
 export interface PersistedCounts {
@@ -36,6 +43,12 @@ export interface LoadedRun {
   finishedAt: number | null;
   /** ts of the posted final answer (or end notice): set once the end was delivered to Slack. */
   answerTs: string | null;
+  /**
+   * The approval records of the gated calls pending in `state` (those created so far, in the order
+   * of the pending calls), read in the same snapshot: the decisions a resume applies. Empty when no
+   * call is pending.
+   */
+  pauseApprovals: ApprovalRecord[];
 }
 
 export interface SaveStepInput {
@@ -46,6 +59,11 @@ export interface SaveStepInput {
   state: RunState;
   /** What the caller believes is stored (from loadRun, createRun or the previous saveStep). */
   persisted: PersistedCounts;
+  /**
+   * Trace entries recorded since the previous save, appended in the same script (the trace keeps the
+   * newest `traceMaxLength`). A refused save writes none of them.
+   */
+  trace?: readonly TraceEntry[];
 }
 
 export interface SaveStepResult {
@@ -61,15 +79,16 @@ const isBufferList = (value: unknown): value is Buffer[] =>
 
 const FINISHED: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'stopped', 'cancelled']);
 const messagesSchema = z.array(messageSchema);
-const evidenceListSchema = z.array(evidenceSchema);
-const traceSchema = z.array(traceEntrySchema);
+/** A list read back as one JSON array: its elements, decoded by the codecs. */
+const elementsSchema = z.array(z.unknown());
 const cancelSchema = z.strictObject({ by: z.string(), at: z.number() });
 const count = z.coerce.number().int().nonnegative();
+const time = z.coerce.number();
 
 /**
- * The run store: one header hash plus append-only message and evidence lists per run (keys.ts), so a
- * step costs what the step produced, never the whole history. Writes go through Lua scripts that check
- * the caller's fencing token (leases.ts).
+ * The run store: one header hash plus append-only message, evidence and trace lists per run (keys.ts),
+ * so a step costs what the step produced, never the whole history. Writes go through Lua scripts that
+ * check the caller's fencing token (leases.ts).
  */
 export class RunStore {
   constructor(
@@ -85,24 +104,27 @@ export class RunStore {
   async createRun(state: RunState, slack: SlackContext): Promise<{ created: boolean; run: LoadedRun }> {
     const context = slackContextSchema.parse(slack);
     const keys = this.ctx.keys.run(state.runId);
-    const { messages, evidence, ...header } = state;
+    const { messages, evidence } = state;
     const reply = await this.ctx.script(
       'createRun',
       [keys.header, keys.messages, keys.evidence],
       [
         randomUUID(),
         RUN_STATE_VERSION,
-        JSON.stringify(header),
+        STORE_LAYOUT,
+        fixedJson(state),
+        changingJson(state),
         JSON.stringify(context),
         state.status,
         state.step,
         state.stopReason ?? '',
         state.createdAt,
         state.updatedAt,
+        pauseField(state),
         this.ctx.options.maxRunLifetimeMs,
         messages.length,
         ...messages.map((m) => JSON.stringify(m)),
-        ...evidence.map((e) => JSON.stringify(e)),
+        ...evidence.map((e) => encodeEvidence(e, messages, 0, state.createdAt)),
       ],
     );
     const created = replyCount('createRun', reply, { runId: state.runId }) === 1;
@@ -119,6 +141,7 @@ export class RunStore {
           cancelRequest: null,
           finishedAt: null,
           answerTs: null,
+          pauseApprovals: [],
         },
       };
     }
@@ -128,9 +151,10 @@ export class RunStore {
   }
 
   /**
-   * Loads a run in one round trip (MULTI: a consistent snapshot of header, messages and evidence) and
-   * validates it; null when it does not exist (or has expired). Throws RunStateVersionError for a run
-   * stored by another format version, StoreError `corrupt_record` for anything else it cannot read.
+   * Loads a run in one round trip (MULTI: a consistent snapshot of header, messages, evidence and the
+   * approvals of its pending calls) and validates it; null when it does not exist (or has expired).
+   * Throws RunStateVersionError for a run stored by another format version, StoreError `corrupt_record`
+   * for one stored in another layout or anything else it cannot read.
    */
   async loadRun(runId: string): Promise<LoadedRun | null> {
     const keys = this.ctx.keys.run(runId);
@@ -139,22 +163,39 @@ export class RunStore {
       .hgetall(keys.header)
       .lrangeBuffer(keys.messages, 0, -1)
       .lrangeBuffer(keys.evidence, 0, -1)
+      .eval(scriptSource('pauseApprovals'), 1, keys.header, keys.base)
       .exec();
-    const [h, messageList, evidenceList] = (replies ?? []).map(([error, value]) => {
+    const [h, messageList, evidenceList, approvals] = (replies ?? []).map(([error, value]) => {
       if (error) throw error;
       return value;
     });
-    if (!isStringRecord(h) || !isBufferList(messageList) || !isBufferList(evidenceList)) {
+    if (
+      !isStringRecord(h) ||
+      !isBufferList(messageList) ||
+      !isBufferList(evidenceList) ||
+      !Array.isArray(approvals)
+    ) {
       throw new StoreError('corrupt_record', `run ${runId}: unexpected reply to the load transaction`, {
         runId,
       });
     }
     if (Object.keys(h).length === 0) return null;
     if (h.v !== String(RUN_STATE_VERSION)) throw new RunStateVersionError(h.v);
+    if (h.layout !== String(STORE_LAYOUT)) {
+      throw new StoreError(
+        'corrupt_record',
+        `run ${runId} is stored in layout ${h.layout ?? 1}; this version reads layout ${STORE_LAYOUT} only`,
+        { runId },
+      );
+    }
     return decode(`run ${runId}`, { runId }, () => {
-      const header: RunHeaderState = runHeaderStateSchema.parse(JSON.parse(h.state ?? ''));
+      const header = headerFromHash(runId, h);
       const messages = messagesSchema.parse(parseJsonBuffers(messageList));
-      const evidence = evidenceListSchema.parse(parseJsonBuffers(evidenceList));
+      const evidence = decodeEvidence(
+        elementsSchema.parse(parseJsonBuffers(evidenceList)),
+        messages,
+        header.createdAt,
+      );
       const persisted = { messages: count.parse(h.messages), evidence: count.parse(h.evidence) };
       if (persisted.messages !== messages.length || persisted.evidence !== evidence.length) {
         throw new StoreError('corrupt_record', `run ${runId}: stored counts differ from its lists`, {
@@ -165,6 +206,9 @@ export class RunStore {
         ...JSON.parse(h.slack ?? ''),
         ...(h.placeholderTs ? { placeholderTs: h.placeholderTs } : {}),
       });
+      const pauseApprovals = approvals
+        .filter((a): a is unknown[] => Array.isArray(a) && a.length > 0)
+        .map((a) => approvalFromHash(hashFromPairs(a)));
       return {
         state: { ...header, messages, evidence },
         slack,
@@ -173,19 +217,22 @@ export class RunStore {
         cancelRequest: h.cancel ? cancelSchema.parse(JSON.parse(h.cancel)) : null,
         finishedAt: h.finishedAt ? count.parse(h.finishedAt) : null,
         answerTs: h.answerTs ? h.answerTs : null,
+        pauseApprovals,
       };
     });
   }
 
   /**
-   * Persists one step in one round trip: appends the messages and evidence added since `persisted`
-   * and rewrites the header. When the state is finished, every key of the run gets the retention TTL.
+   * Persists one step in one round trip: appends the messages and evidence added since `persisted` and
+   * the step's trace entries, and rewrites the changing part of the header. The fixed part (requester,
+   * question, limits, createdAt) is written once by createRun and never again: the engine never changes
+   * it. When the state is finished, every key of the run gets the retention TTL.
    * Throws StoreError `lease_lost` / `stale_fence` (another worker owns the run now),
    * `count_mismatch` (the caller's view is out of date), `not_found`, `not_append_only`.
    */
-  async saveStep({ runId, fence, state, persisted }: SaveStepInput): Promise<SaveStepResult> {
+  async saveStep({ runId, fence, state, persisted, trace = [] }: SaveStepInput): Promise<SaveStepResult> {
     if (state.runId !== runId) throw new TypeError(`state of run ${state.runId} saved as run ${runId}`);
-    const { messages, evidence, ...header } = state;
+    const { messages, evidence } = state;
     if (messages.length < persisted.messages || evidence.length < persisted.evidence) {
       throw new StoreError('not_append_only', `run ${runId}: messages or evidence shrank`, {
         runId,
@@ -195,24 +242,28 @@ export class RunStore {
       });
     }
     const keys = this.ctx.keys.run(runId);
-    const newMessages = messages.slice(persisted.messages);
-    const newEvidence = evidence.slice(persisted.evidence);
     const args: (string | number)[] = [
       fence,
       persisted.messages,
       persisted.evidence,
       randomUUID(),
-      JSON.stringify(header),
+      changingJson(state),
       state.status,
       state.step,
       state.stopReason ?? '',
       state.updatedAt,
+      pauseField(state),
       FINISHED.has(state.status) ? this.ctx.options.retentionMs : 0,
       keys.base,
-      newMessages.length,
+      this.ctx.options.traceMaxLength,
+      messages.length - persisted.messages,
+      evidence.length - persisted.evidence,
     ];
-    for (const m of newMessages) args.push(JSON.stringify(m));
-    for (const e of newEvidence) args.push(JSON.stringify(e));
+    for (let i = persisted.messages; i < messages.length; i++) args.push(JSON.stringify(messages[i]));
+    for (let i = persisted.evidence; i < evidence.length; i++) {
+      args.push(encodeEvidence(evidence[i]!, messages, persisted.messages, state.createdAt));
+    }
+    for (const entry of trace) args.push(encodeTraceEntry(entry, state.createdAt));
     const reply = await this.ctx.script(
       'saveStep',
       [keys.header, keys.messages, keys.evidence, keys.lease, keys.trace, keys.approvals],
@@ -257,7 +308,10 @@ export class RunStore {
     return this.updateHeader(runId, ['cancel', JSON.stringify(cancelSchema.parse(request))]);
   }
 
-  /** Appends trace entries, keeping the newest `traceMaxLength`. Returns false when the run is gone. */
+  /**
+   * Appends trace entries (as JSON objects: the compact rows are for the entries saveStep writes with a
+   * step), keeping the newest `traceMaxLength`. Returns false when the run is gone.
+   */
   async appendTrace(runId: string, entries: readonly TraceEntry[]): Promise<boolean> {
     if (entries.length === 0) return true;
     const keys = this.ctx.keys.run(runId);
@@ -271,9 +325,17 @@ export class RunStore {
     return true;
   }
 
+  /** The run's trace, oldest first; empty when the run is gone. */
   async readTrace(runId: string): Promise<TraceEntry[]> {
-    const list = await this.ctx.redis.lrange(this.ctx.keys.run(runId).trace, 0, -1);
-    return decode(`trace of run ${runId}`, { runId }, () => traceSchema.parse(parseJsonList(list)));
+    const keys = this.ctx.keys.run(runId);
+    const [createdAt, list] = await Promise.all([
+      this.ctx.redis.hget(keys.header, 'createdAt'),
+      this.ctx.redis.lrange(keys.trace, 0, -1),
+    ]);
+    if (createdAt === null) return [];
+    return decode(`trace of run ${runId}`, { runId }, () =>
+      decodeTrace(elementsSchema.parse(parseJsonList(list)), time.parse(createdAt)),
+    );
   }
 
   private async updateHeader(runId: string, fields: string[]): Promise<boolean> {

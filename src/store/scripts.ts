@@ -8,6 +8,7 @@ export type RedisClient = Redis | Cluster;
 /** Key counts of the scripts in ./lua, as their file names (`<name>-<keys>.lua`) declare them. */
 const SCRIPT_KEYS = {
   createRun: 3,
+  pauseApprovals: 1,
   acquireLease: 2,
   renewLease: 1,
   releaseLease: 1,
@@ -79,6 +80,22 @@ function scriptSources(): Map<ScriptName, string> {
 
 const isScriptName = (name: string | undefined): name is ScriptName =>
   name !== undefined && name in SCRIPT_KEYS;
+
+const evalTexts = new Map<ScriptName, string>();
+
+/**
+ * The text of a script without its header comment, for sending it with EVAL where EVALSHA's fallback
+ * cannot help: inside a MULTI, a NOSCRIPT error would come back only with EXEC, after the transaction.
+ */
+export function scriptSource(name: ScriptName): string {
+  const cached = evalTexts.get(name);
+  if (cached !== undefined) return cached;
+  const source = scriptSources().get(name);
+  if (source === undefined) throw new Error(`loopgate store: no script ${name}`);
+  const text = source.replace(/^--\[\[[\s\S]*?\]\]\s*/, '');
+  evalTexts.set(name, text);
+  return text;
+}
 
 /** Defines the store's scripts on a connection (ioredis `defineCommand`: EVALSHA with EVAL fallback). */
 export function defineScripts(redis: RedisClient): RunScript {

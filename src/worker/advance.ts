@@ -1,7 +1,7 @@
 import { cancelRun } from '../loop/decisions.js';
 import { decideAndContinue, type RunOutcome, runUntilPause } from '../loop/run.js';
 import { isFinished } from '../loop/state.js';
-import type { Decision, EngineDeps, EngineEvent, RunState } from '../loop/types.js';
+import type { Decision, EngineDeps, EngineEvent } from '../loop/types.js';
 import { recordEngineEvent } from '../metrics/metrics.js';
 import type { RunSlackContext } from '../slack/notifier-port.js';
 import { AWAITING_APPROVAL_TEXT, progressText, THINKING_TEXT } from '../slack/progress.js';
@@ -19,14 +19,16 @@ export type AdvanceResult = { type: 'done' } | { type: 'busy'; retryInMs: number
 /** Slack coordinates of a loaded run, for the notifier. */
 export const slackContextOf = (run: LoadedRun): RunSlackContext => ({ runId: run.state.runId, ...run.slack });
 
-/** Decisions people recorded for the paused turn's calls that the engine has not applied yet. */
-async function recordedDecisions(rt: WorkerRuntime, state: RunState): Promise<Decision[]> {
-  const pending = state.turn?.pending ?? [];
-  const records = await Promise.all(
-    pending.map((call) => rt.store.approvals.get(approvalIdFor(state.runId, call.toolCallId))),
-  );
+/**
+ * Decisions people recorded for the paused turn's calls that the engine has not applied yet: the
+ * approval records loadRun read in the same snapshot as the run.
+ */
+function recordedDecisions(loaded: LoadedRun): Decision[] {
+  const { state } = loaded;
+  const records = new Map(loaded.pauseApprovals.map((record) => [record.approvalId, record]));
   const decisions: Decision[] = [];
-  for (const record of records) {
+  for (const call of state.turn?.pending ?? []) {
+    const record = records.get(approvalIdFor(state.runId, call.toolCallId));
     if (!record || record.status === 'pending') continue;
     const base = {
       toolCallId: record.toolCallId,
@@ -127,7 +129,7 @@ export async function advanceRun(rt: WorkerRuntime, runId: string, jobId: string
       },
       checkpoint: async (state) => {
         if (leaseLost) log.warn({}, 'checkpoint after a failed lease renewal');
-        await Promise.all([checkpointer.checkpoint(state), trace.flush()]);
+        await checkpointer.checkpoint(state, trace.take());
       },
       ledger: storeExecutionLedger(rt.store.ledger, { runId, fence, clock: rt.clock }),
     };
@@ -139,7 +141,7 @@ export async function advanceRun(rt: WorkerRuntime, runId: string, jobId: string
     if (cancelRequested()) {
       outcome = { type: 'cancel_requested', state };
     } else if (state.status === 'awaiting_approval') {
-      const decisions = await recordedDecisions(rt, state);
+      const decisions = recordedDecisions(loaded);
       if (decisions.length === 0) {
         // Nothing decided yet: make sure the pause is fully posted (a crash may have cut it short).
         await postPause(rt, loaded.state, ctx, fence);

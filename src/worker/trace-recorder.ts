@@ -1,13 +1,57 @@
 import type { EngineEvent, EventSink } from '../loop/types.js';
-import type { TraceEntry } from '../store/records.js';
 import type { RunStore } from '../store/run-store.js';
+import type { RecordedTraceEntry } from '../store/trace-codec.js';
 
 /**
- * Buffers the engine's events of one job as trace entries and writes them in batches, alongside the
- * step's checkpoint, so tracing costs no extra round trip per event.
+ * The trace entry kept for an engine event, or null for one not worth a write. Only what the run's
+ * messages and state do not already hold is kept: timings, outcomes, decisions. Tool names and
+ * arguments, usage and the stop message are in the messages and the RunState; a step's start and a
+ * read's start follow from the end's time and duration. A gated call's start is kept: it shows that a
+ * side effect began even when a crash keeps its end from being recorded.
+ */
+export function traceEntryOf(event: EngineEvent, at: number): RecordedTraceEntry | null {
+  switch (event.type) {
+    case 'step_started':
+      return null;
+    case 'model_replied':
+      return { type: event.type, at, step: event.step, durationMs: event.durationMs };
+    case 'tool_started':
+      return event.effect === 'read'
+        ? null
+        : { type: event.type, at, toolCallId: event.toolCallId, effect: event.effect };
+    case 'tool_finished':
+      return {
+        type: event.type,
+        at,
+        toolCallId: event.toolCallId,
+        effect: event.effect,
+        ok: event.ok,
+        durationMs: event.durationMs,
+        ...(event.code === undefined ? {} : { code: event.code }),
+      };
+    case 'approval_needed':
+      return { type: event.type, at, toolCallIds: event.calls.map((call) => call.toolCallId) };
+    case 'decision_applied':
+      return {
+        type: event.type,
+        at,
+        toolCallId: event.toolCallId,
+        decision: event.decision,
+        ...(event.by === undefined ? {} : { by: event.by }),
+      };
+    case 'answer_rejected':
+      return { type: event.type, at, problems: event.problems };
+    case 'finished':
+      return { type: event.type, at, status: event.status, stopReason: event.stopReason };
+  }
+}
+
+/**
+ * Buffers the trace entries of one job's engine events. The checkpoint takes them (`take`) and writes
+ * them with the step in the same script; `flush` writes whatever was recorded after the last one.
  */
 export class TraceRecorder {
-  private buffer: TraceEntry[] = [];
+  private buffer: RecordedTraceEntry[] = [];
 
   constructor(
     private readonly runs: RunStore,
@@ -16,13 +60,19 @@ export class TraceRecorder {
   ) {}
 
   readonly record: EventSink = (event: EngineEvent) => {
-    this.buffer.push({ ...event, at: this.now() });
+    const entry = traceEntryOf(event, this.now());
+    if (entry) this.buffer.push(entry);
   };
 
-  async flush(): Promise<void> {
-    if (this.buffer.length === 0) return;
+  /** The entries recorded since the previous take or flush; the buffer starts over. */
+  take(): RecordedTraceEntry[] {
     const entries = this.buffer;
     this.buffer = [];
-    await this.runs.appendTrace(this.runId, entries);
+    return entries;
+  }
+
+  async flush(): Promise<void> {
+    const entries = this.take();
+    if (entries.length > 0) await this.runs.appendTrace(this.runId, entries);
   }
 }

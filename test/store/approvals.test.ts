@@ -90,10 +90,42 @@ describe('createApprovals', () => {
     expect(await fx.store.approvals.listForRun(RUN)).toHaveLength(1);
   });
 
+  it('keeps the pending index right when a pause is written again: decided out, pending at its first expiry', async () => {
+    const [decided, waiting] = await pause(fx.store, [gated('call_3'), gated('call_4')]);
+    await fx.store.approvals.decide({
+      approvalId: decided!.approvalId,
+      decision: 'approved',
+      decidedBy: 'U0M',
+      now: T0,
+    });
+    // Another index entry is lost, as if a process died between the script and the index write.
+    await fx.redis.zrem(fx.store.context.keys.pendingApprovals, waiting!.approvalId);
+    const again = await fx.store.approvals.createApprovals({
+      runId: RUN,
+      fence,
+      requester: 'U0ALICE',
+      now: T0 + HOUR,
+      approvals: [gated('call_3'), gated('call_4')].map((call) => ({
+        call,
+        approvers,
+        expiresAt: T0 + 5 * HOUR,
+      })),
+    });
+    expect(again.map((r) => [r.status, r.expiresAt])).toEqual([
+      ['approved', T0 + HOUR],
+      ['pending', T0 + HOUR],
+    ]);
+    const index = await fx.redis.zrange(fx.store.context.keys.pendingApprovals, 0, -1, 'WITHSCORES');
+    expect(index).toEqual([waiting!.approvalId, String(T0 + HOUR)]);
+  });
+
   it('refuses a caller without the lease', async () => {
     await fx.store.leases.release(RUN, fence);
     await expect(pause()).rejects.toMatchObject({ code: 'lease_lost' });
     expect(await fx.store.approvals.listForRun(RUN)).toHaveLength(0);
+    // The index entry written beside the refused script points nowhere; listings drop it.
+    expect(await fx.store.approvals.listPending(T0)).toEqual([]);
+    expect(await fx.redis.zcard(fx.store.context.keys.pendingApprovals)).toBe(0);
   });
 });
 

@@ -1,8 +1,10 @@
 import type { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RunStateVersionError } from '../../src/loop/errors.js';
+import { renderResult, summarise } from '../../src/loop/observation.js';
 import type { RunState } from '../../src/loop/types.js';
-import { StoreError } from '../../src/store/index.js';
+import { changingJson } from '../../src/store/header-codec.js';
+import { approvalIdFor, StoreError } from '../../src/store/index.js';
 import { killConnections, type StoreFixture, storeFixture } from './redis-fixture.js';
 import { advance, newState, realisticState, slack, T0 } from './run-state-fixture.js';
 
@@ -72,11 +74,10 @@ describe('RunStore round trip', () => {
   it('refuses a header with a field this version does not know', async () => {
     const state = newState('run-extra');
     await fx.store.runs.createRun(state, slack);
-    const { messages, evidence, ...header } = state;
     await fx.redis.hset(
       fx.store.context.keys.run('run-extra').header,
-      'state',
-      JSON.stringify({ ...header, surprise: true }),
+      'progress',
+      JSON.stringify({ ...JSON.parse(changingJson(state)), surprise: true }),
     );
     await expect(fx.store.runs.loadRun('run-extra')).rejects.toMatchObject({ code: 'corrupt_record' });
   });
@@ -89,6 +90,55 @@ describe('RunStore round trip', () => {
       '{"role":"robot","content":"x"}',
     );
     await expect(fx.store.runs.loadRun('run-bad-msg')).rejects.toMatchObject({ code: 'corrupt_record' });
+  });
+
+  it('refuses a run stored in another layout', async () => {
+    await fx.store.runs.createRun(newState('run-layout'), slack);
+    await fx.redis.hset(fx.store.context.keys.run('run-layout').header, 'layout', '1');
+    await expect(fx.store.runs.loadRun('run-layout')).rejects.toMatchObject({ code: 'corrupt_record' });
+  });
+
+  it('keeps a result its tool message gives back as a pointer to it, and loads it back whole', async () => {
+    const first = newState('run-evidence');
+    const { fence, persisted } = await started(first);
+    const result = { ok: true as const, data: { job: 'payments', instance: '10.0.0.7:9100', up: 1 } };
+    const next: RunState = {
+      ...advance(first, 1),
+      evidence: [
+        {
+          toolCallId: 'call_s1',
+          tool: 'prometheus_query',
+          kind: 'result',
+          ok: true,
+          summary: summarise(result),
+          at: T0 + 5,
+        },
+      ],
+    };
+    const toolMessage = next.messages[3];
+    if (toolMessage?.role !== 'tool') throw new Error('fixture changed');
+    next.messages[3] = { ...toolMessage, content: renderResult(result) };
+    await fx.store.runs.saveStep({ runId: 'run-evidence', fence, state: next, persisted });
+    const stored = await fx.redis.lrange(fx.store.context.keys.run('run-evidence').evidence, 0, -1);
+    expect(JSON.parse(stored[0]!)).toEqual([3, 5]);
+    expect((await fx.store.runs.loadRun('run-evidence'))?.state).toStrictEqual(next);
+  });
+
+  it('writes the fixed part of the header once; a step rewrites only the changing part', async () => {
+    const state = newState('run-split');
+    const { fence, persisted } = await started(state);
+    const key = fx.store.context.keys.run('run-split').header;
+    const fixedBefore = await fx.redis.hget(key, 'state');
+    await fx.store.runs.saveStep({ runId: 'run-split', fence, state: advance(state, 1), persisted });
+    expect(await fx.redis.hget(key, 'state')).toBe(fixedBefore);
+    expect(JSON.parse(fixedBefore ?? '')).toStrictEqual({
+      requester: state.requester,
+      question: state.question,
+      limits: state.limits,
+    });
+    expect(Object.keys(JSON.parse((await fx.redis.hget(key, 'progress')) ?? '')).sort()).toEqual(
+      ['actions', 'answer', 'answerRetries', 'brakes', 'rejected', 'stopMessage', 'turn', 'usage'].sort(),
+    );
   });
 });
 
@@ -212,13 +262,14 @@ describe('saveStep', () => {
     const state = newState('run-resend');
     const { fence } = await started(state);
     const keys = fx.store.context.keys.run('run-resend');
-    const { messages, evidence, ...header } = advance(state, 1);
-    const args = [fence, 2, 0, 'nonce-1', JSON.stringify(header), 'running', 1, '', T0 + 1, 0, keys.base, 2];
-    const sent = [...args, ...messages.slice(2).map((m) => JSON.stringify(m))];
+    const next = advance(state, 1);
+    const args = [fence, 2, 0, 'nonce-1', changingJson(next), 'running', 1, '', T0 + 1, '', 0, keys.base, 50];
+    const sent = [...args, 2, 0, ...next.messages.slice(2).map((m) => JSON.stringify(m)), '["m",1,1,5]'];
     const keyList = [keys.header, keys.messages, keys.evidence, keys.lease, keys.trace, keys.approvals];
     expect(await fx.store.context.script('saveStep', keyList, sent)).toEqual([4, 0, 0]);
     expect(await fx.store.context.script('saveStep', keyList, sent)).toEqual([4, 0, 0]);
     expect(await fx.redis.llen(keys.messages)).toBe(4);
+    expect(await fx.redis.llen(keys.trace)).toBe(1);
   });
 });
 
@@ -242,6 +293,116 @@ describe('trace', () => {
     } finally {
       await local.cleanup();
     }
+  });
+});
+
+describe('trace written with the step', () => {
+  const entry = (step: number) => ({ type: 'model_replied', at: T0 + step, step, durationMs: 7 });
+
+  it("appends the step's trace entries in the same script, and none when the save is refused", async () => {
+    const state = newState('run-traced');
+    const { fence, persisted } = await started(state);
+    const saved = await fx.store.runs.saveStep({
+      runId: 'run-traced',
+      fence,
+      state: advance(state, 1),
+      persisted,
+      trace: [entry(1)],
+    });
+    expect(await fx.store.runs.readTrace('run-traced')).toStrictEqual([entry(1)]);
+
+    await fx.store.leases.release('run-traced', fence);
+    await fx.store.leases.acquire('run-traced', 'worker-b', 30_000);
+    await expect(
+      fx.store.runs.saveStep({
+        runId: 'run-traced',
+        fence,
+        state: advance(state, 2),
+        persisted: saved.persisted,
+        trace: [entry(2)],
+      }),
+    ).rejects.toMatchObject({ code: 'stale_fence' });
+    expect(await fx.store.runs.readTrace('run-traced')).toStrictEqual([entry(1)]);
+  });
+
+  it('keeps the newest entries up to the cap', async () => {
+    const local = storeFixture({ traceMaxLength: 3 });
+    try {
+      let state = newState('run-capped');
+      let { persisted } = (await local.store.runs.createRun(state, slack)).run;
+      const lease = await local.store.leases.acquire('run-capped', 'w', 30_000);
+      if (!lease.acquired) throw new Error('not acquired');
+      for (let step = 1; step <= 4; step++) {
+        state = advance(state, 1);
+        const trace = [entry(step), { ...entry(step), at: T0 + step + 0.5 }];
+        persisted = (
+          await local.store.runs.saveStep({
+            runId: 'run-capped',
+            fence: lease.fence,
+            state,
+            persisted,
+            trace,
+          })
+        ).persisted;
+      }
+      expect((await local.store.runs.readTrace('run-capped')).map((e) => e.at)).toEqual([
+        T0 + 3.5,
+        T0 + 4,
+        T0 + 4.5,
+      ]);
+    } finally {
+      await local.cleanup();
+    }
+  });
+});
+
+describe('loading a paused run', () => {
+  it("reads the pending calls' approvals and their decisions with the run", async () => {
+    const state = realisticState('run-paused');
+    const { fence } = await started(state);
+    const call = state.turn!.pending[0]!;
+    expect((await fx.store.runs.loadRun('run-paused'))?.pauseApprovals).toEqual([]);
+    await fx.store.approvals.createApprovals({
+      runId: 'run-paused',
+      fence,
+      requester: 'U0ALICE',
+      now: T0,
+      approvals: [{ call, approvers: { users: ['U0M'], groups: [] }, expiresAt: T0 + 60_000 }],
+    });
+    const approvalId = approvalIdFor('run-paused', call.toolCallId);
+    expect((await fx.store.runs.loadRun('run-paused'))?.pauseApprovals).toMatchObject([
+      { approvalId, status: 'pending' },
+    ]);
+    await fx.store.approvals.decide({
+      approvalId,
+      decision: 'rejected',
+      decidedBy: 'U0M',
+      reason: 'no',
+      now: T0 + 1,
+    });
+    const loaded = await fx.store.runs.loadRun('run-paused');
+    expect(loaded?.pauseApprovals).toStrictEqual([await fx.store.approvals.get(approvalId)]);
+    expect(loaded?.pauseApprovals[0]).toMatchObject({
+      status: 'rejected',
+      decidedBy: 'U0M',
+      decisionReason: 'no',
+    });
+  });
+
+  it('reads no approvals once no call is pending', async () => {
+    const state = realisticState('run-resumed');
+    const { fence, persisted } = await started(state);
+    const call = state.turn!.pending[0]!;
+    await fx.store.approvals.createApprovals({
+      runId: 'run-resumed',
+      fence,
+      requester: 'U0ALICE',
+      now: T0,
+      approvals: [{ call, approvers: { users: [], groups: [] }, expiresAt: T0 + 60_000 }],
+    });
+    const resumed: RunState = { ...state, status: 'running', turn: null };
+    await fx.store.runs.saveStep({ runId: 'run-resumed', fence, state: resumed, persisted });
+    expect((await fx.store.runs.loadRun('run-resumed'))?.pauseApprovals).toEqual([]);
   });
 });
 

@@ -1,5 +1,6 @@
 --[[
-  appendTrace-2: append trace entries to a run and keep only the newest ones.
+  appendTrace-2: append trace entries to a run and keep only the newest ones. (Entries recorded
+  during a step travel with its saveStep; this is for the few recorded after the last one.)
 
   KEYS[1] header   KEYS[2] trace
   ARGV[1] maximum length   ARGV[2..] entries JSON
@@ -9,7 +10,11 @@
 ]]
 -- @include follow-header-ttl
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
-redis.call('RPUSH', KEYS[2], unpack(ARGV, 2, #ARGV))
-redis.call('LTRIM', KEYS[2], -tonumber(ARGV[1]), -1)
-followHeaderTtl(KEYS[1], KEYS[2])
-return redis.call('LLEN', KEYS[2])
+local length = redis.call('RPUSH', KEYS[2], unpack(ARGV, 2, #ARGV))
+if length == #ARGV - 1 then followHeaderTtl(KEYS[1], KEYS[2]) end
+local keep = tonumber(ARGV[1])
+if length > keep then
+  redis.call('LTRIM', KEYS[2], -keep, -1)
+  length = keep
+end
+return length

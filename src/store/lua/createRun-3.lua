@@ -1,16 +1,17 @@
 --[[
   createRun-3: store a new run (header, initial messages and evidence) unless it already exists.
-  Idempotent: a start job delivered twice creates the run once.
+  Idempotent: a start job delivered twice creates the run once. The header layout is in keys.ts.
 
   KEYS[1] header   KEYS[2] messages   KEYS[3] evidence
   ARGV[1] nonce of this call (a resend of the same call after a lost reply still reports "created")
-  ARGV[2] run state version
-  ARGV[3] header state JSON (the RunState without messages and evidence)
-  ARGV[4] Slack context JSON
-  ARGV[5] status   ARGV[6] step   ARGV[7] stopReason ('' for none)
-  ARGV[8] createdAt (ms)   ARGV[9] updatedAt (ms)
-  ARGV[10] lifetime ms: TTL of an unfinished run's keys, 0 for none
-  ARGV[11] number of messages m, ARGV[12 .. 11+m] messages JSON, the rest evidence JSON
+  ARGV[2] run state version   ARGV[3] store layout
+  ARGV[4] fixed part JSON (field `state`, written once: requester, question, limits)
+  ARGV[5] changing part JSON (field `progress`)   ARGV[6] Slack context JSON
+  ARGV[7] status   ARGV[8] step   ARGV[9] stopReason ('' for none)
+  ARGV[10] createdAt (ms)   ARGV[11] updatedAt (ms)
+  ARGV[12] pause: approval ids of the pending gated calls, space-separated ('' for none)
+  ARGV[13] lifetime ms: TTL of an unfinished run's keys, 0 for none
+  ARGV[14] number of messages m, ARGV[15 .. 14+m] message rows, the rest evidence rows
 
   Returns 1 when this call created the run, 0 when it already existed.
 ]]
@@ -19,18 +20,18 @@ if redis.call('EXISTS', header) == 1 then
   if redis.call('HGET', header, 'createNonce') == ARGV[1] then return 1 end
   return 0
 end
-local m = tonumber(ARGV[11])
-local e = #ARGV - 11 - m
+local m = tonumber(ARGV[14])
+local e = #ARGV - 14 - m
 -- Leftovers of an older run of the same id (its header expired first) must not join this history.
 redis.call('DEL', messages, evidence)
 redis.call('HSET', header,
-  'v', ARGV[2], 'state', ARGV[3], 'slack', ARGV[4],
-  'status', ARGV[5], 'step', ARGV[6], 'stopReason', ARGV[7],
-  'createdAt', ARGV[8], 'updatedAt', ARGV[9],
+  'v', ARGV[2], 'layout', ARGV[3], 'state', ARGV[4], 'progress', ARGV[5], 'slack', ARGV[6],
+  'status', ARGV[7], 'step', ARGV[8], 'stopReason', ARGV[9],
+  'createdAt', ARGV[10], 'updatedAt', ARGV[11], 'pause', ARGV[12],
   'messages', m, 'evidence', e, 'fence', 0, 'createNonce', ARGV[1])
-if m > 0 then redis.call('RPUSH', messages, unpack(ARGV, 12, 11 + m)) end
-if e > 0 then redis.call('RPUSH', evidence, unpack(ARGV, 12 + m, #ARGV)) end
-local lifetime = tonumber(ARGV[10])
+if m > 0 then redis.call('RPUSH', messages, unpack(ARGV, 15, 14 + m)) end
+if e > 0 then redis.call('RPUSH', evidence, unpack(ARGV, 15 + m, #ARGV)) end
+local lifetime = tonumber(ARGV[13])
 if lifetime > 0 then
   redis.call('PEXPIRE', header, lifetime)
   redis.call('PEXPIRE', messages, lifetime)

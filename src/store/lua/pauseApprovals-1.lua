@@ -1,0 +1,19 @@
+--[[
+  pauseApprovals-1: the approval records named by a run header's `pause` field (the approvals of the
+  gated calls still pending in the saved state, with any decision recorded on them). Read-only.
+  loadRun sends it with EVAL inside its MULTI, so it reads the same snapshot as the rest of the load
+  and never meets a missing EVALSHA cache inside the transaction.
+
+  KEYS[1] header
+  ARGV[1] run key base `<p>:run:{<runId>}:`
+
+  Returns {{field, value, ...} per named approval (empty for one not created yet)}.
+]]
+local approvals = {}
+local pause = redis.call('HGET', KEYS[1], 'pause')
+if pause then
+  for id in string.gmatch(pause, '%S+') do
+    approvals[#approvals + 1] = redis.call('HGETALL', ARGV[1] .. 'approval:' .. id)
+  end
+end
+return approvals
