@@ -20,8 +20,13 @@ const spec = <S extends z.ZodType>(s: VarSpec<S>): VarSpec<S> => s;
 const integer = (min: number, max: number) =>
   z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(min).max(max));
 
-/** Redis Cluster hashes only the part of a key between its first `{` and the next `}`, if non-empty. */
-/** A non-empty {hash tag}, and no ':' (BullMQ joins its key parts with ':'). */
+/** Slack's own Web API, the default of SLACK_API_URL (tests point it at a fake server). */
+export const SLACK_WEB_API = 'https://slack.com/api/';
+
+/**
+ * A non-empty {hash tag} (Redis Cluster hashes only the part of a key between its first `{` and the next
+ * `}`), and no ':' (BullMQ joins its key parts with ':').
+ */
 const HASH_TAG = /^[^{:]*\{[^}:]+\}[^:]*$/;
 
 /** `z.httpUrl()` would refuse IP hosts such as the 127.0.0.1 fake servers of tests. */
@@ -49,9 +54,9 @@ const VARS = {
     // Ends with `/` so that method names resolve below it rather than replacing its last segment.
     schema: z
       .url({ protocol: HTTP })
-      .default('https://slack.com/api/')
+      .default(SLACK_WEB_API)
       .transform((url) => (url.endsWith('/') ? url : `${url}/`)),
-    expected: 'an http(s) URL of the Slack Web API, default https://slack.com/api/',
+    expected: `an http(s) URL of the Slack Web API, default ${SLACK_WEB_API}`,
   }),
   OPENAI_API_KEY: spec({
     schema: z.string().min(1).optional(),

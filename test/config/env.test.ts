@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, expectTypeOf, it } from 'vitest';
-import { loadEnv } from '../../src/config/env.js';
+import { loadEnv, SLACK_WEB_API } from '../../src/config/env.js';
 import { ConfigError } from '../../src/config/errors.js';
 import { LoopgateError } from '../../src/loop/errors.js';
 
@@ -30,7 +30,7 @@ describe('loadEnv: defaults', () => {
     expect(env).toEqual({
       ...SECRETS,
       SLACK_APP_TOKEN: undefined,
-      SLACK_API_URL: 'https://slack.com/api/',
+      SLACK_API_URL: SLACK_WEB_API,
       OPENAI_BASE_URL: undefined,
       OPENAI_MODEL: 'gpt-4.1-mini',
       REDIS_URL: 'redis://127.0.0.1:6379',
