@@ -20,7 +20,6 @@ export interface Metrics {
   queueJobs: Gauge<'state'>;
   jobLatency: Histogram<'job'>;
   jobsProcessed: Counter<'job' | 'outcome'>;
-  slackAcks: Histogram<'kind'>;
 }
 
 export interface MetricsSources {
@@ -118,13 +117,6 @@ export function createMetrics(
       name: 'loopgate_jobs_processed_total',
       help: 'Jobs processed by workers, by job name and outcome',
       labelNames: ['job', 'outcome'] as const,
-      registers,
-    }),
-    slackAcks: new Histogram({
-      name: 'loopgate_slack_ack_seconds',
-      help: 'Time to acknowledge a Slack request',
-      labelNames: ['kind'] as const,
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 3],
       registers,
     }),
   };

@@ -148,7 +148,7 @@ export async function advanceRun(rt: WorkerRuntime, runId: string, jobId: string
         return { type: 'done' };
       }
       outcome = await decideAndContinue(state, decisions, deps, boundary);
-      await markUnknownOutcomes(rt, state, outcome.state, ctx);
+      await markUnknownOutcomes(rt, state, outcome.state);
     } else {
       outcome = await runUntilPause(state, deps, boundary);
     }

@@ -40,12 +40,7 @@ export async function postPause(rt: WorkerRuntime, state: RunState, ctx: RunSlac
 }
 
 /** A crash left approved calls with an unknown outcome: their cards say so and offer to approve again. */
-export async function markUnknownOutcomes(
-  rt: WorkerRuntime,
-  before: RunState,
-  after: RunState,
-  _ctx: RunSlackContext,
-) {
+export async function markUnknownOutcomes(rt: WorkerRuntime, before: RunState, after: RunState) {
   const fresh = after.actions.slice(before.actions.length).filter((a) => a.outcome === 'outcome_unknown');
   for (const action of fresh) {
     const record = await rt.store.approvals.get(approvalIdFor(after.runId, action.toolCallId));
