@@ -17,7 +17,7 @@ import {
   postedWith,
   toolResultsSeen,
 } from './support/deploy-case.js';
-import { metricSum, scrape } from './support/prom-text.js';
+import { metricSum, readUntil, scrape } from './support/prom-text.js';
 import { PEOPLE, type SlackWorld, startSlackWorld } from './support/slack-world.js';
 
 let w: SlackWorld;
@@ -246,7 +246,9 @@ describe('approval cards through the real bot and worker processes', { timeout: 
     const c = await askToDeploy(w, 'metrics');
     await w.click(w.message(c.card), PEOPLE.manager, ACTION_IDS.approve);
     await w.ended(c.asked.runId);
-    const after = await scrapeAll();
+    const jobs = (s: Awaited<ReturnType<typeof scrapeAll>>) =>
+      workerSum(s.workers, 'loopgate_jobs_processed_total');
+    const after = await readUntil(scrapeAll, (s) => jobs(s) - jobs(before) >= 2);
 
     const moved = (read: (s: Awaited<ReturnType<typeof scrapeAll>>) => number) => read(after) - read(before);
     expect(moved((s) => metricSum(s.bot, 'loopgate_approvals_decided_total', { decision: 'approved' }))).toBe(

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACTION_IDS } from '../../src/slack/ids.js';
 import { askToDeploy, DEPLOYED, expectDecidedCard, postedWith } from './support/deploy-case.js';
 import { callThenAnswer } from './support/model-brains.js';
-import { metricSum, scrape } from './support/prom-text.js';
+import { metricSum, readUntil, scrape } from './support/prom-text.js';
 import { PEOPLE, type SlackWorld, startSlackWorld } from './support/slack-world.js';
 
 let w: SlackWorld;
@@ -42,7 +42,11 @@ describe('npm start: bot and worker in one process', { timeout: 60_000 }, () => 
     expectDecidedCard(w, c, new RegExp(`\\*Approved\\* by <@${PEOPLE.sreB}>`));
     expect(postedWith(w, c, DEPLOYED)).toHaveLength(1);
 
-    const after = await scrape(w.botMetricsUrl);
+    const jobs = (text: string) => metricSum(text, 'loopgate_jobs_processed_total');
+    const after = await readUntil(
+      () => scrape(w.botMetricsUrl),
+      (text) => jobs(text) - jobs(before) >= 3,
+    );
     const moved = (name: string, labels: Record<string, string> = {}) =>
       metricSum(after, name, labels) - metricSum(before, name, labels);
     expect(moved('loopgate_approvals_decided_total', { decision: 'approved' })).toBe(1);

@@ -22,3 +22,21 @@ export async function scrape(url: string): Promise<string> {
   if (res.status !== 200) throw new Error(`${url} answered ${res.status}`);
   return res.text();
 }
+
+/**
+ * Reads again until `ready` holds or `timeoutMs` passes, then returns the last reading. A worker counts a
+ * job after its handler returns, which is just after Slack already shows the run's end, so a scrape taken
+ * at that moment can miss the count.
+ */
+export async function readUntil<T>(
+  read: () => Promise<T>,
+  ready: (value: T) => boolean,
+  timeoutMs = 15_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (ready(value) || Date.now() >= deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
