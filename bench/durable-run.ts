@@ -123,6 +123,9 @@ function quietNotifier(onCard: (approvalId: string) => void = () => {}): Notifie
     async finalAnswer() {
       return '1700000000.000002';
     },
+    async note() {
+      return true;
+    },
     async error() {},
     async reaction() {},
   };

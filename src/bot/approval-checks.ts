@@ -29,6 +29,22 @@ export async function checkApprovalClick(
   click: ApprovalClick,
   decision: Decision,
 ): Promise<ClickCheck> {
+  const check = await checkCardClick(ctx, click, decision);
+  if (!check.ok) return check;
+  const closed = closedText(check.record, ctx.clock.now());
+  return closed ? refuse(closed) : check;
+}
+
+/**
+ * The checks of any click on an approval card except that it is still pending: the approval exists, the
+ * click came from its own card, and the clicker may take this decision ("Approve again" after an unknown
+ * outcome is on an approval that was decided long ago).
+ */
+export async function checkCardClick(
+  ctx: Pick<BotContext, 'store' | 'policy' | 'groups'>,
+  click: ApprovalClick,
+  decision: Decision,
+): Promise<ClickCheck> {
   if (!isApprovalId(click.approvalId)) return refuse('This button does not carry a valid approval id.');
   const record = await ctx.store.approvals.get(click.approvalId);
   if (!record) {
@@ -45,8 +61,6 @@ export async function checkApprovalClick(
   }
   const verdict = await mayDecide(ctx.policy, record, click.userId, decision, ctx.groups);
   if (!verdict.ok) return refuse(verdictText(verdict, ctx.policy, record.tool, decision));
-  const closed = closedText(record, ctx.clock.now());
-  if (closed) return refuse(closed);
   return { ok: true, record, card };
 }
 

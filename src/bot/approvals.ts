@@ -9,9 +9,10 @@ import { ZodError } from 'zod';
 import { addRunJob } from '../queue/index.js';
 import { approvalCard } from '../slack/approval-card.js';
 import { approvalViewFromRecord } from '../slack/approval-view.js';
+import { slackDate, userMention } from '../slack/mrkdwn.js';
 import { parseRejectReasonSubmission, rejectReasonModal } from '../slack/reject-reason-modal.js';
-import type { ApprovalDecision, ApprovalRecord, DecideResult } from '../store/index.js';
-import { type ApprovalClick, checkApprovalClick, closedText } from './approval-checks.js';
+import { type ApprovalDecision, type ApprovalRecord, type DecideResult, StoreError } from '../store/index.js';
+import { type ApprovalClick, checkApprovalClick, checkCardClick, closedText } from './approval-checks.js';
 import type { BotContext } from './context.js';
 import { withRetries } from './retry.js';
 import type { EphemeralTarget } from './slack-calls.js';
@@ -176,14 +177,49 @@ export async function rejectSubmitted(
 }
 
 /**
- * "Approve again" on an outcome_unknown card. Asking again needs a new approval round, which only the
- * worker holding the run's lease can create; until it does, the clicker is told to check by hand.
+ * "Approve again" on an outcome_unknown card: a fresh approval of the same call by someone who may approve
+ * it (the requester only where self-approval is allowed). The store creates the call's next approval round,
+ * already approved (the first click wins), and its resume job runs the call once more. The card showed the
+ * exact arguments and Slack asked the clicker to confirm, so the click is the informed decision.
  */
 export async function reapproveClicked(ctx: BotContext, target: ClickTarget): Promise<void> {
-  await tellClicker(
-    ctx,
-    target,
-    'Approving again is not available yet. The first attempt may or may not have taken effect: check by hand ' +
-      '(Details shows what was sent), then ask again in this thread if it still needs doing.',
+  const check = await checkCardClick(ctx, approvalClick(target), 'approve');
+  if (!check.ok) return tellClicker(ctx, target, check.message);
+  const { record, card } = check;
+  const permalink = await ctx.slack.permalink(card.channel, card.ts);
+  let again: Awaited<ReturnType<typeof ctx.store.approvals.reapprove>>;
+  try {
+    again = await ctx.store.approvals.reapprove({
+      approvalId: record.approvalId,
+      decidedBy: target.userId,
+      now: ctx.clock.now(),
+      ...(permalink ? { permalink } : {}),
+    });
+  } catch (error) {
+    if (error instanceof StoreError && error.code === 'not_unknown') {
+      return tellClicker(
+        ctx,
+        target,
+        `The outcome of this \`${record.tool}\` call is not unknown, so there is nothing to approve again. Nothing was changed.`,
+      );
+    }
+    throw error;
+  }
+  if (!again.won) {
+    const { decidedBy, decidedAt } = again.record;
+    const who = decidedBy ? ` by ${userMention(decidedBy)}` : '';
+    const when = decidedAt === null ? '' : ` ${slackDate(decidedAt)}`;
+    return tellClicker(
+      ctx,
+      target,
+      `This was already approved again${who}${when}. Nothing more was changed.`,
+    );
+  }
+  ctx.logger.info(
+    { runId: record.runId, approvalId: again.record.approvalId, decidedBy: target.userId },
+    'approved again after an unknown outcome',
   );
+  ctx.metrics?.approvalsDecided.inc({ decision: 'approved' });
+  redrawCard(ctx, again.record);
+  queueResume(ctx, again.record, { channel: card.channel, user: target.userId, threadTs: target.threadTs });
 }

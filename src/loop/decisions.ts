@@ -18,7 +18,7 @@ import type {
 const by = (d: Decision) => (d.by ? ` by <@${d.by}>` : '');
 const because = (d: Decision) => (d.reason ? `: ${d.reason}` : '');
 
-interface Resolution {
+export interface Resolution {
   result: ToolResult;
   action: ActionRecord;
   evidence: Evidence[];
@@ -61,7 +61,17 @@ function ledgerOutcome(result: ToolResult): ActionRecord['outcome'] {
   return 'failed';
 }
 
-async function execute(state: RunState, call: GatedCall, d: Decision, deps: EngineDeps): Promise<Resolution> {
+/**
+ * Executes one approved gated call of `state`'s run (through the ledger, so at most once), then verifies
+ * it when the tool can. Does not change the run: the caller places the result. Also used for a call
+ * approved again after an unknown outcome, when the run may have ended since.
+ */
+export async function executeApproved(
+  state: RunState,
+  call: GatedCall,
+  d: Decision,
+  deps: EngineDeps,
+): Promise<Resolution> {
   if (d.argsHash !== call.argsHash) {
     // Nothing runs on an approval of other arguments than those shown: invariant 2.
     const result = errorResult(
@@ -162,7 +172,7 @@ export async function applyDecisions(
       );
       continue;
     }
-    const res = d.kind === 'approved' ? await execute(next, call, d, deps) : refused(call, d);
+    const res = d.kind === 'approved' ? await executeApproved(next, call, d, deps) : refused(call, d);
     const turn = setSlot(next.turn!, call.toolCallId, res.result);
     const rejected =
       d.kind === 'rejected'

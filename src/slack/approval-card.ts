@@ -129,7 +129,17 @@ function buttonsFor(view: ApprovalView): Button[] {
       ];
     case 'outcome_unknown':
       return [
-        button({ actionId: ACTION_IDS.reapprove, text: 'Approve again', value: view.approvalId }),
+        button({
+          actionId: ACTION_IDS.reapprove,
+          text: 'Approve again',
+          value: view.approvalId,
+          confirm: {
+            title: 'Run it again?',
+            text: `The first attempt may already have taken effect. Approve ${view.tool} again, with the same arguments?`,
+            confirm: 'Approve again',
+            deny: 'Not now',
+          },
+        }),
         details,
       ];
     default:

@@ -50,6 +50,8 @@ export function button(opts: {
   text: string;
   value: string;
   style?: 'primary' | 'danger';
+  /** Slack asks "are you sure?" with this before sending the click. */
+  confirm?: { title: string; text: string; confirm: string; deny: string };
 }): Button {
   if (opts.value.length > SLACK_LIMITS.buttonValue) {
     throw new RangeError(`button value of ${opts.value.length} chars exceeds ${SLACK_LIMITS.buttonValue}`);
@@ -60,6 +62,16 @@ export function button(opts: {
     text: plainText(opts.text, SLACK_LIMITS.buttonText),
     value: opts.value,
     ...(opts.style ? { style: opts.style } : {}),
+    ...(opts.confirm
+      ? {
+          confirm: {
+            title: plainText(opts.confirm.title, 100),
+            text: plainText(opts.confirm.text, 300),
+            confirm: plainText(opts.confirm.confirm, 30),
+            deny: plainText(opts.confirm.deny, 30),
+          },
+        }
+      : {}),
   };
 }
 

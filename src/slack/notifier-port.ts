@@ -64,6 +64,12 @@ export interface Notifier {
    * message's ts, or null when posting failed (logged).
    */
   finalAnswer(ctx: RunSlackContext, answer: FinalAnswer): Promise<string | null>;
+  /**
+   * Posts `text` (Slack mrkdwn, escaped by the caller) in the run's thread, leaving any placeholder alone:
+   * for news that is not the run's answer (a call approved again ran). Returns false when Slack refused
+   * (logged).
+   */
+  note(ctx: RunSlackContext, text: string): Promise<boolean>;
   /** Posts an error note in the thread and removes the placeholder. */
   error(ctx: RunSlackContext, text: string): Promise<void>;
   /** working: 👀 on the question; done: ✅ instead; failed: ❌ instead. */

@@ -9,7 +9,8 @@ import { type ApprovalView, approvalCard } from './approval-card.js';
 import type { SlackMessage } from './block-kit.js';
 import { SlackCallError, slackErrorCode } from './errors.js';
 import { finalAnswerMessages } from './final-answer.js';
-import { escapeAndTruncate } from './mrkdwn.js';
+import { SLACK_LIMITS } from './limits.js';
+import { escapeAndTruncate, truncate } from './mrkdwn.js';
 import type {
   FinalAnswer,
   Notifier,
@@ -125,6 +126,15 @@ export class SlackNotifier implements Notifier {
     }
     await this.placeholders.end(ctx);
     return first;
+  }
+
+  async note(ctx: RunSlackContext, text: string): Promise<boolean> {
+    const line = truncate(text, SLACK_LIMITS.sectionText);
+    const posted = await this.postInThread(ctx, {
+      text: line,
+      blocks: [{ type: 'section', text: { type: 'mrkdwn', text: line } }],
+    });
+    return posted !== null;
   }
 
   async error(ctx: RunSlackContext, text: string): Promise<void> {

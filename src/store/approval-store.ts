@@ -3,7 +3,7 @@ import type { GatedCall } from '../loop/types.js';
 import type { AuditLog } from './audit-log.js';
 import type { StoreContext } from './context.js';
 import { badReply, decode, replyArray } from './decode.js';
-import { approvalIdFor, runIdOf } from './ids.js';
+import { approvalIdFor, nextRoundOf, runIdOf } from './ids.js';
 import {
   type ApprovalDecision,
   type ApprovalRecord,
@@ -14,6 +14,9 @@ import {
   approversSchema,
   hashFromPairs,
 } from './records.js';
+
+/** The decision reason of a round created by "Approve again". */
+export const REAPPROVE_REASON = 'approved again after an unknown outcome';
 
 export interface NewApproval {
   call: GatedCall;
@@ -151,6 +154,39 @@ export class ApprovalStore {
   }
 
   /**
+   * "Approve again" after an unknown outcome: creates the next round of `approvalId`'s call, approved by
+   * `decidedBy`, with the same arguments (first click wins: `won` is false when the round already
+   * existed). Audited like any decision. Throws `not_found`, or `not_unknown` when the earlier round's
+   * outcome is known (or it never ran), since then there is nothing to approve again.
+   */
+  async reapprove(input: {
+    approvalId: string;
+    decidedBy: string;
+    now: number;
+    permalink?: string;
+  }): Promise<{ record: ApprovalRecord; won: boolean }> {
+    const { approvalId } = input;
+    const next = nextRoundOf(approvalId);
+    const reply = await this.ctx.script(
+      'reapproveCall',
+      [
+        this.ctx.keys.approval(approvalId),
+        this.ctx.keys.ledger(approvalId),
+        this.ctx.keys.approval(next),
+        this.ctx.keys.ledger(next),
+        this.ctx.keys.run(runIdOf(approvalId)).approvals,
+      ],
+      [input.decidedBy, input.now, randomUUID(), next, REAPPROVE_REASON],
+    );
+    const [won, ...pairs] = replyArray('reapproveCall', reply, { approvalId });
+    const record = decode(`approval ${next}`, { approvalId: next }, () =>
+      approvalFromHash(hashFromPairs(pairs)),
+    );
+    if (won === 1) await this.audit.appendDecision(record, input.permalink);
+    return { record, won: won === 1 };
+  }
+
+  /**
    * Cancels every pending approval of a run (the run was cancelled); decided ones keep their decision.
    * Returns the cancelled records.
    */
@@ -175,6 +211,19 @@ export class ApprovalStore {
     if (reply === -1) return false;
     if (reply !== 1) throw badReply('updateIfExists', reply, { approvalId });
     return true;
+  }
+
+  /**
+   * Remembers that the outcome of a call run again was told in its thread, so a redelivered job does not
+   * tell it twice.
+   */
+  async markReported(approvalId: string, now: number): Promise<void> {
+    await this.ctx.script('updateIfExists', [this.ctx.keys.approval(approvalId)], ['reportedAt', now]);
+  }
+
+  /** Whether markReported was called for this approval. */
+  async wasReported(approvalId: string): Promise<boolean> {
+    return (await this.ctx.redis.hexists(this.ctx.keys.approval(approvalId), 'reportedAt')) === 1;
   }
 
   async get(approvalId: string): Promise<ApprovalRecord | null> {

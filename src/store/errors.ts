@@ -19,6 +19,8 @@ export const ScriptCode = {
   not_approved: -6,
   /** The arguments about to be executed are not the ones that were approved. */
   args_mismatch: -7,
+  /** "Approve again" on a call whose outcome is not unknown: there is nothing to approve again. */
+  not_unknown: -8,
 } as const;
 
 export type StoreErrorCode = keyof typeof ScriptCode | 'corrupt_record' | 'not_append_only';

@@ -34,6 +34,20 @@ export function approvalIdFor(runId: string, toolCallId: string, round = 1): str
   return round === 1 ? base : `${base}.${round}`;
 }
 
+/** The round of an approval id: 1, or the number after its second '.'. */
+export function roundOf(approvalId: string): number {
+  const parts = approvalId.split('.');
+  return parts.length === 3 ? Number(parts[2]) : 1;
+}
+
+/** The approval id of the next round of the same call (asked again after an unknown outcome). */
+export function nextRoundOf(approvalId: string): string {
+  const [runId, call] = approvalId.split('.');
+  const next = roundOf(approvalId) + 1;
+  if (next > 999_999) throw new RangeError(`bad round ${next}`);
+  return `${runId}.${call}.${next}`;
+}
+
 /** The run an approval belongs to. */
 export function runIdOf(approvalId: string): string {
   const dot = approvalId.indexOf('.');

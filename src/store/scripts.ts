@@ -23,6 +23,7 @@ const SCRIPT_KEYS = {
   finishExecution: 2,
   claimThread: 2,
   releaseThread: 3,
+  reapproveCall: 5,
 } as const;
 
 export type ScriptName = keyof typeof SCRIPT_KEYS;

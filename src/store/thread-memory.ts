@@ -44,6 +44,21 @@ export class ThreadMemory {
     return parseJsonList(list) as ThreadTurn[];
   }
 
+  /**
+   * Appends turns to the thread's history outside a run's end (news a later question should see, such
+   * as the outcome of a call approved again), keeping the same bound and lifetime.
+   */
+  async appendTurns(thread: ThreadRef, turns: readonly ThreadTurn[]): Promise<void> {
+    if (turns.length === 0) return;
+    const key = this.keys(thread).history;
+    await this.ctx.redis
+      .multi()
+      .rpush(key, ...turns.map((t) => JSON.stringify(t)))
+      .ltrim(key, -MAX_TURNS, -1)
+      .pexpire(key, this.ttlMs())
+      .exec();
+  }
+
   /** Whether a thread has a run working in it, and which. */
   async activeRun(thread: ThreadRef): Promise<string | null> {
     const active = await this.ctx.redis.get(this.keys(thread).active);

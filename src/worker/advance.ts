@@ -1,20 +1,18 @@
 import { cancelRun } from '../loop/decisions.js';
 import { decideAndContinue, type RunOutcome, runUntilPause } from '../loop/run.js';
 import { isFinished } from '../loop/state.js';
-import type { Decision, EngineDeps, EngineEvent } from '../loop/types.js';
+import type { Decision, EngineDeps, EngineEvent, Logger } from '../loop/types.js';
 import { recordEngineEvent } from '../metrics/metrics.js';
 import type { RunSlackContext } from '../slack/notifier-port.js';
 import { AWAITING_APPROVAL_TEXT, progressText, THINKING_TEXT } from '../slack/progress.js';
 import { RunCheckpointer, storeExecutionLedger } from '../store/engine-ports.js';
-import { StoreError } from '../store/errors.js';
 import { approvalIdFor } from '../store/ids.js';
 import type { LoadedRun } from '../store/run-store.js';
 import { deliverEnd } from './deliver-end.js';
 import { cancelApprovalCards, markUnknownOutcomes, postPause } from './pause.js';
+import { type AdvanceResult, type HeldLease, withRunLease } from './run-lease.js';
 import type { WorkerRuntime } from './runtime.js';
 import { TraceRecorder } from './trace-recorder.js';
-
-export type AdvanceResult = { type: 'done' } | { type: 'busy'; retryInMs: number };
 
 /** Slack coordinates of a loaded run, for the notifier. */
 export const slackContextOf = (run: LoadedRun): RunSlackContext => ({ runId: run.state.runId, ...run.slack });
@@ -63,117 +61,98 @@ function progressOf(event: EngineEvent): string | null {
  * boundary. Safe to call again for the same run at any time (redelivered or recovered jobs): what is
  * already done is found in the store and not redone.
  */
-export async function advanceRun(rt: WorkerRuntime, runId: string, jobId: string): Promise<AdvanceResult> {
+export function advanceRun(rt: WorkerRuntime, runId: string, jobId: string): Promise<AdvanceResult> {
   const log = rt.logger.child({ runId, jobId });
-  let lease: Awaited<ReturnType<typeof rt.store.leases.acquire>>;
-  try {
-    lease = await rt.store.leases.acquire(runId, `${rt.workerId}/${jobId}`, rt.leaseTtlMs);
-  } catch (err) {
-    if (err instanceof StoreError && err.code === 'not_found') {
-      log.warn({}, 'run not found (expired or never created); nothing to do');
-      return { type: 'done' };
+  return withRunLease(rt, runId, jobId, log, async (lease) => {
+    const trace = new TraceRecorder(rt.store.runs, runId, rt.clock.now);
+    try {
+      return await advanceHeld(rt, runId, lease, trace, log);
+    } finally {
+      await trace.flush().catch((err: unknown) => log.warn({ err }, 'could not write the trace'));
     }
-    throw err;
-  }
-  if (!lease.acquired) {
-    log.info(
-      { holder: lease.holder, remainingMs: lease.remainingMs },
-      'run is leased by another job; retrying later',
-    );
-    return { type: 'busy', retryInMs: Math.max(50, Math.min(lease.remainingMs, rt.leaseTtlMs)) + 25 };
-  }
+  });
+}
+
+async function advanceHeld(
+  rt: WorkerRuntime,
+  runId: string,
+  lease: HeldLease,
+  trace: TraceRecorder,
+  log: Logger,
+): Promise<AdvanceResult> {
   const { fence } = lease;
-  let leaseLost = false;
-  const renewal = setInterval(
-    () => {
-      rt.store.leases.renew(runId, fence, rt.leaseTtlMs).catch((err: unknown) => {
-        leaseLost = true;
-        log.warn({ err }, 'lease renewal failed; the next checkpoint will stop this job');
-      });
-    },
-    Math.max(100, Math.floor(rt.leaseTtlMs / 3)),
-  );
-  const trace = new TraceRecorder(rt.store.runs, runId, rt.clock.now);
-  try {
-    const loaded = await rt.store.runs.loadRun(runId);
-    if (!loaded) {
-      log.warn({}, 'run not found (expired or never created); nothing to do');
-      return { type: 'done' };
-    }
-    const ctx = slackContextOf(loaded);
-    if (isFinished(loaded.state)) {
-      await deliverEnd(rt, loaded.state, ctx, loaded.answerTs);
-      return { type: 'done' };
-    }
-    // Recorded as soon as it exists, so a worker that dies mid-run leaves its successor the same message.
-    let knownPlaceholder = loaded.slack.placeholderTs;
-    const recordPlaceholder = () => {
-      const ts = rt.notifier.placeholderOf(runId);
-      if (!ts || ts === knownPlaceholder) return;
-      knownPlaceholder = ts;
-      rt.store.runs
-        .setPlaceholder(runId, ts)
-        .catch((err: unknown) => log.warn({ err }, 'could not record the placeholder'));
-    };
-    const checkpointer = new RunCheckpointer(rt.store.runs, runId, fence, loaded.persisted);
-    const deps: EngineDeps = {
-      model: rt.model,
-      tools: rt.tools,
-      clock: rt.clock,
-      logger: log,
-      emit: (event) => {
-        trace.record(event);
-        if (rt.metrics) recordEngineEvent(rt.metrics, event);
-        const text = progressOf(event);
-        if (text) void rt.notifier.progress(ctx, text).then(recordPlaceholder);
-      },
-      checkpoint: async (state) => {
-        if (leaseLost) log.warn({}, 'checkpoint after a failed lease renewal');
-        await checkpointer.checkpoint(state, trace.take());
-      },
-      ledger: storeExecutionLedger(rt.store.ledger, { runId, fence, clock: rt.clock }),
-    };
-    const cancelRequested = () => loaded.cancelRequest !== null || checkpointer.cancelRequested;
-    const boundary = { shouldCancel: cancelRequested, shouldYield: rt.stopping };
-
-    let state = loaded.state;
-    let outcome: RunOutcome;
-    if (cancelRequested()) {
-      outcome = { type: 'cancel_requested', state };
-    } else if (state.status === 'awaiting_approval') {
-      const decisions = recordedDecisions(loaded);
-      if (decisions.length === 0) {
-        // Nothing decided yet: make sure the pause is fully posted (a crash may have cut it short).
-        await postPause(rt, loaded.state, ctx, fence);
-        return { type: 'done' };
-      }
-      outcome = await decideAndContinue(state, decisions, deps, boundary);
-      await markUnknownOutcomes(rt, state, outcome.state);
-    } else {
-      outcome = await runUntilPause(state, deps, boundary);
-    }
-    state = outcome.state;
-
-    if (outcome.type === 'cancel_requested') {
-      const by = loaded.cancelRequest?.by ?? (await rt.store.runs.loadRun(runId))?.cancelRequest?.by;
-      state = cancelRun(state, deps, by);
-      await deps.checkpoint!(state);
-      await cancelApprovalCards(rt, state, by ?? 'loopgate');
-    } else if (outcome.type === 'interruption') {
-      await postPause(rt, state, ctx, fence);
-      await rt.notifier.flush(ctx);
-    }
-    if (outcome.type === 'yielded') {
-      log.info({ step: state.step }, 'shutting down: the run is handed back to the queue');
-      return { type: 'busy', retryInMs: 0 };
-    }
-    if (isFinished(state)) await deliverEnd(rt, state, ctx, null);
+  const loaded = await rt.store.runs.loadRun(runId);
+  if (!loaded) {
+    log.warn({}, 'run not found (expired or never created); nothing to do');
     return { type: 'done' };
-  } finally {
-    clearInterval(renewal);
-    await trace.flush().catch((err: unknown) => log.warn({ err }, 'could not write the trace'));
-    await rt.store.leases
-      .release(runId, fence)
-      .catch((err: unknown) => log.warn({ err }, 'could not release the lease'));
   }
+  const ctx = slackContextOf(loaded);
+  if (isFinished(loaded.state)) {
+    await deliverEnd(rt, loaded.state, ctx, loaded.answerTs);
+    return { type: 'done' };
+  }
+  // Recorded as soon as it exists, so a worker that dies mid-run leaves its successor the same message.
+  let knownPlaceholder = loaded.slack.placeholderTs;
+  const recordPlaceholder = () => {
+    const ts = rt.notifier.placeholderOf(runId);
+    if (!ts || ts === knownPlaceholder) return;
+    knownPlaceholder = ts;
+    rt.store.runs
+      .setPlaceholder(runId, ts)
+      .catch((err: unknown) => log.warn({ err }, 'could not record the placeholder'));
+  };
+  const checkpointer = new RunCheckpointer(rt.store.runs, runId, fence, loaded.persisted);
+  const deps: EngineDeps = {
+    model: rt.model,
+    tools: rt.tools,
+    clock: rt.clock,
+    logger: log,
+    emit: (event) => {
+      trace.record(event);
+      if (rt.metrics) recordEngineEvent(rt.metrics, event);
+      const text = progressOf(event);
+      if (text) void rt.notifier.progress(ctx, text).then(recordPlaceholder);
+    },
+    checkpoint: async (state) => {
+      if (lease.lost()) log.warn({}, 'checkpoint after a failed lease renewal');
+      await checkpointer.checkpoint(state, trace.take());
+    },
+    ledger: storeExecutionLedger(rt.store.ledger, { runId, fence, clock: rt.clock }),
+  };
+  const cancelRequested = () => loaded.cancelRequest !== null || checkpointer.cancelRequested;
+  const boundary = { shouldCancel: cancelRequested, shouldYield: rt.stopping };
+
+  let state = loaded.state;
+  let outcome: RunOutcome;
+  if (cancelRequested()) {
+    outcome = { type: 'cancel_requested', state };
+  } else if (state.status === 'awaiting_approval') {
+    const decisions = recordedDecisions(loaded);
+    if (decisions.length === 0) {
+      // Nothing decided yet: make sure the pause is fully posted (a crash may have cut it short).
+      await postPause(rt, loaded.state, ctx, fence);
+      return { type: 'done' };
+    }
+    outcome = await decideAndContinue(state, decisions, deps, boundary);
+    await markUnknownOutcomes(rt, state, outcome.state);
+  } else {
+    outcome = await runUntilPause(state, deps, boundary);
+  }
+  state = outcome.state;
+
+  if (outcome.type === 'cancel_requested') {
+    const by = loaded.cancelRequest?.by ?? (await rt.store.runs.loadRun(runId))?.cancelRequest?.by;
+    state = cancelRun(state, deps, by);
+    await deps.checkpoint!(state);
+    await cancelApprovalCards(rt, state, by ?? 'loopgate');
+  } else if (outcome.type === 'interruption') {
+    await postPause(rt, state, ctx, fence);
+    await rt.notifier.flush(ctx);
+  }
+  if (outcome.type === 'yielded') {
+    log.info({ step: state.step }, 'shutting down: the run is handed back to the queue');
+    return { type: 'busy', retryInMs: 0 };
+  }
+  if (isFinished(state)) await deliverEnd(rt, state, ctx, null);
+  return { type: 'done' };
 }

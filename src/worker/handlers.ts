@@ -1,8 +1,10 @@
 import { createRun, isFinished } from '../loop/state.js';
 import type { CancelJobData, ExpireJobData, ResumeJobData, StartJobData } from '../queue/job-data.js';
 import { approvalViewFromRecord } from '../slack/approval-view.js';
-import { runIdForEvent } from '../store/ids.js';
-import { type AdvanceResult, advanceRun } from './advance.js';
+import { roundOf, runIdForEvent } from '../store/ids.js';
+import { advanceRun } from './advance.js';
+import { rerunApproved } from './rerun.js';
+import type { AdvanceResult } from './run-lease.js';
 import type { WorkerRuntime } from './runtime.js';
 
 /**
@@ -60,8 +62,12 @@ export async function handleStart(
   return advanceRun(rt, runId, jobId);
 }
 
-/** A decision was recorded: apply it (and any other recorded ones) and continue the run. */
+/**
+ * A decision was recorded: apply it (and any other recorded ones) and continue the run. A later round of
+ * an approval ("Approve again" after an unknown outcome) runs that one call again instead.
+ */
 export function handleResume(rt: WorkerRuntime, data: ResumeJobData, jobId: string): Promise<AdvanceResult> {
+  if (roundOf(data.approvalId) > 1) return rerunApproved(rt, data, jobId);
   return advanceRun(rt, data.runId, jobId);
 }
 
@@ -76,7 +82,10 @@ export async function handleExpire(
     decision: 'expired',
     now: rt.clock.now(),
   });
-  if (!changed) return { type: 'done' };
+  // Decided already. Advancing anyway is harmless (a run that used the decision has nothing to apply) and
+  // finishes what no resume job will: a decision whose resume job was never queued (the bot died in
+  // between), or a click that came too late and expired the approval itself.
+  if (!changed) return advanceRun(rt, data.runId, jobId);
   rt.metrics?.approvalsDecided.inc({ decision: 'expired' });
   if (record.card) {
     await rt.notifier.updateCard({ runId: data.runId }, record.card, approvalViewFromRecord(record));

@@ -1,7 +1,7 @@
 import { DelayedError, type Job } from 'bullmq';
 import { parseJobData } from '../queue/job-data.js';
-import type { AdvanceResult } from './advance.js';
 import { handleCancel, handleExpire, handleResume, handleStart } from './handlers.js';
+import type { AdvanceResult } from './run-lease.js';
 import type { WorkerRuntime } from './runtime.js';
 
 /**

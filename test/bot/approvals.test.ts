@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { resumeJobId } from '../../src/queue/index.js';
 import { ACTION_IDS, CALLBACK_IDS, REJECT_REASON_INPUT } from '../../src/slack/ids.js';
+import { nextRoundOf } from '../../src/store/index.js';
 import { interactivityBody, viewSubmissionPayload } from '../fakes/slack-signing.js';
 import {
   type BotFixture,
@@ -347,10 +348,75 @@ describe('Details and Approve again', () => {
     expect(notes[0]).toContain('cannot find this run');
     expect(notes[1]).toContain('another conversation');
   });
+});
 
-  it('Approve again (outcome unknown) is not offered yet: the clicker is told to check by hand', async () => {
+/** The pending approval, approved by MANAGER, begun by a worker that died: its outcome is unknown. */
+async function leftUnknown() {
+  await fx.store.approvals.decide({
+    approvalId: pending.approvalId,
+    decision: 'approved',
+    decidedBy: MANAGER,
+    now: Date.now(),
+  });
+  const lease = await fx.store.leases.acquire(pending.runId, 'dead-worker', 30_000);
+  if (!lease.acquired) throw new Error('lease not acquired');
+  const { approvalId } = pending;
+  await fx.store.ledger.begin({
+    approvalId,
+    fence: lease.fence,
+    argsHash: pending.record.argsHash,
+    now: Date.now(),
+  });
+  await fx.store.ledger.markOutcomeUnknown(approvalId, lease.fence, Date.now());
+  await fx.store.leases.release(pending.runId, lease.fence);
+}
+
+describe('Approve again (after an unknown outcome)', () => {
+  it('by an approver: the next round is approved and audited, the card redrawn, its resume job queued', async () => {
+    await leftUnknown();
+    await click(GROUPIE, 'reapprove');
+    const next = nextRoundOf(pending.approvalId);
+    expect(await fx.store.approvals.get(next)).toMatchObject({
+      status: 'approved',
+      decidedBy: GROUPIE,
+      argsHash: pending.record.argsHash,
+      card: { channel: CHANNEL, ts: pending.cardTs },
+    });
+    const jobs = await resumeJobs();
+    expect(jobs.map((j) => [j.id, j.data])).toEqual([
+      [resumeJobId(next), { v: 1, runId: pending.runId, approvalId: next }],
+    ]);
+    const blocks = JSON.stringify(cardUpdates().at(-1)?.args.blocks);
+    expect(blocks).toContain(`*Approved* by <@${GROUPIE}>`);
+    expect(blocks).toContain('approved again after an unknown outcome');
+    expect(blocks).not.toContain(ACTION_IDS.reapprove);
+    const audit = await fx.store.audit.recent();
+    expect(audit[0]?.entry).toMatchObject({ approvalId: next, decider: GROUPIE, decision: 'approved' });
+    expect(ephemeralsFor(GROUPIE)).toHaveLength(0);
+  });
+
+  it('a second click, by anyone, is told it was already approved again; one job, one round', async () => {
+    await leftUnknown();
+    await click(GROUPIE, 'reapprove');
     await click(MANAGER, 'reapprove');
-    expect(ephemeralsFor(MANAGER)[0]?.text).toContain('check by hand');
+    expect(ephemeralsFor(MANAGER)[0]?.text).toContain(`already approved again by <@${GROUPIE}>`);
+    expect(await resumeJobs()).toHaveLength(1);
+    expect(await fx.store.approvals.get(nextRoundOf(nextRoundOf(pending.approvalId)))).toBeNull();
+  });
+
+  it('is refused to someone who may not approve, and to the requester while selfApproval is off', async () => {
+    await leftUnknown();
+    await click(STRANGER, 'reapprove');
+    await click(REQUESTER, 'reapprove');
+    expect(ephemeralsFor(STRANGER)[0]?.text).toContain('You may not approve `http_request`');
+    expect(ephemeralsFor(REQUESTER)[0]?.text).toContain('does not let requesters approve their own calls');
+    expect(await fx.store.approvals.get(nextRoundOf(pending.approvalId))).toBeNull();
+    expect(await resumeJobs()).toHaveLength(0);
+  });
+
+  it('on a call whose outcome is not unknown (a forged click on a pending card) changes nothing', async () => {
+    await click(MANAGER, 'reapprove');
+    expect(ephemeralsFor(MANAGER)[0]?.text).toContain('nothing to approve again');
     await expectUnchanged();
   });
 });

@@ -157,5 +157,11 @@ describe('approvalCard (after the decision)', () => {
       [ACTION_IDS.reapprove, 'apr_01HX'],
       [ACTION_IDS.details, 'run_01HX'],
     ]);
+    // Slack asks before sending the click: the first attempt may already have taken effect.
+    const again = buttons(card.blocks)[0]!;
+    expect(again.style).toBeUndefined();
+    expect(again.confirm?.title?.text).toBe('Run it again?');
+    expect(again.confirm?.text.text).toContain('may already have taken effect');
+    expectValidMessageBlocks(card.blocks);
   });
 });

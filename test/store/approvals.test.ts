@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { GatedCall } from '../../src/loop/types.js';
-import { approvalIdFor, type Store } from '../../src/store/index.js';
+import { approvalIdFor, nextRoundOf, REAPPROVE_REASON, roundOf, type Store } from '../../src/store/index.js';
 import { type StoreFixture, storeFixture } from './redis-fixture.js';
 import { realisticState, slack, T0 } from './run-state-fixture.js';
 
@@ -248,6 +248,92 @@ describe('decideApproval', () => {
     await expect(
       fx.store.approvals.decide({ approvalId: approvalIdFor(RUN, 'nope'), decision: 'approved', now: T0 }),
     ).rejects.toMatchObject({ code: 'not_found' });
+  });
+});
+
+describe('reapprove (Approve again after an unknown outcome)', () => {
+  /** A pause, approved, started and left unknown by a crash: what "Approve again" is offered on. */
+  async function unknownOutcome() {
+    const [record] = await pause();
+    const approvalId = record!.approvalId;
+    await fx.store.approvals.setCard(approvalId, { channel: 'C0OPS', ts: '1767000000.000300' });
+    await fx.store.approvals.decide({ approvalId, decision: 'approved', decidedBy: 'U0MANAGER', now: T0 });
+    await fx.store.ledger.begin({ approvalId, fence, argsHash: gated('call_3').argsHash, now: T0 + 1 });
+    await fx.store.ledger.markOutcomeUnknown(approvalId, fence, T0 + 2);
+    return approvalId;
+  }
+
+  it('creates the next round approved by the clicker, same call and card, with its ledger entry, audited', async () => {
+    const approvalId = await unknownOutcome();
+    const again = await fx.store.approvals.reapprove({ approvalId, decidedBy: 'U0SRE', now: T0 + 60_000 });
+    const next = nextRoundOf(approvalId);
+    expect(again.won).toBe(true);
+    expect(roundOf(next)).toBe(2);
+    expect(again.record).toMatchObject({
+      approvalId: next,
+      runId: RUN,
+      toolCallId: 'call_3',
+      args: gated('call_3').args,
+      argsHash: gated('call_3').argsHash,
+      status: 'approved',
+      decidedBy: 'U0SRE',
+      decidedAt: T0 + 60_000,
+      decisionReason: REAPPROVE_REASON,
+      card: { channel: 'C0OPS', ts: '1767000000.000300' },
+    });
+    expect(await fx.store.approvals.get(next)).toEqual(again.record);
+    expect(await fx.store.ledger.get(next)).toMatchObject({ status: 'approved', attempts: 0 });
+    // The earlier round is kept as it was: its outcome stays unknown.
+    expect((await fx.store.ledger.get(approvalId))?.status).toBe('outcome_unknown');
+    expect((await fx.store.approvals.listForRun(RUN)).map((r) => r.approvalId)).toEqual([approvalId, next]);
+    const [audit] = await fx.store.audit.recent();
+    expect(audit?.entry).toMatchObject({ approvalId: next, decider: 'U0SRE', decision: 'approved' });
+  });
+
+  it('lets the first of several clicks win; the others change nothing', async () => {
+    const approvalId = await unknownOutcome();
+    const clicks = await Promise.all(
+      ['U0A', 'U0B', 'U0C', 'U0D'].map((user) =>
+        fx.store.approvals.reapprove({ approvalId, decidedBy: user, now: T0 + 60_000 }),
+      ),
+    );
+    expect(clicks.filter((c) => c.won)).toHaveLength(1);
+    const winner = clicks.find((c) => c.won)!.record.decidedBy;
+    expect(new Set(clicks.map((c) => c.record.decidedBy))).toEqual(new Set([winner]));
+    expect(await fx.store.audit.recent()).toHaveLength(2);
+  });
+
+  it('refuses a call whose outcome is known, or that never ran, and an approval that does not exist', async () => {
+    const [record] = await pause();
+    const approvalId = record!.approvalId;
+    await expect(
+      fx.store.approvals.reapprove({ approvalId, decidedBy: 'U0SRE', now: T0 }),
+    ).rejects.toMatchObject({ code: 'not_unknown' });
+    await fx.store.approvals.decide({ approvalId, decision: 'approved', decidedBy: 'U0MANAGER', now: T0 });
+    await fx.store.ledger.begin({ approvalId, fence, argsHash: gated('call_3').argsHash, now: T0 + 1 });
+    await fx.store.ledger.finish({
+      approvalId,
+      fence,
+      outcome: 'succeeded',
+      result: { ok: true, data: 'restarted' },
+      now: T0 + 2,
+    });
+    await expect(
+      fx.store.approvals.reapprove({ approvalId, decidedBy: 'U0SRE', now: T0 }),
+    ).rejects.toMatchObject({ code: 'not_unknown' });
+    expect(await fx.store.approvals.get(nextRoundOf(approvalId))).toBeNull();
+    await expect(
+      fx.store.approvals.reapprove({ approvalId: approvalIdFor(RUN, 'nope'), decidedBy: 'U0SRE', now: T0 }),
+    ).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  it('keys of the new round expire with the run', async () => {
+    const approvalId = await unknownOutcome();
+    await fx.store.context.redis.pexpire(fx.store.context.keys.approval(approvalId), 50_000);
+    const { record } = await fx.store.approvals.reapprove({ approvalId, decidedBy: 'U0SRE', now: T0 });
+    const ttl = (key: string) => fx.store.context.redis.pttl(key);
+    expect(await ttl(fx.store.context.keys.approval(record.approvalId))).toBeGreaterThan(40_000);
+    expect(await ttl(fx.store.context.keys.ledger(record.approvalId))).toBeGreaterThan(40_000);
   });
 });
 

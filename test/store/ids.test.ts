@@ -5,6 +5,8 @@ import {
   isApprovalId,
   isRunId,
   keyScheme,
+  nextRoundOf,
+  roundOf,
   runIdForEvent,
   runIdOf,
 } from '../../src/store/index.js';
@@ -44,6 +46,23 @@ describe('ids', () => {
     expect(approvalIdFor('r-Ev1', 'call_1')).not.toBe(approvalIdFor('r-Ev1', 'call_2'));
     expect(approvalIdFor('r-Ev1', 'call_1', 2)).not.toBe(approvalIdFor('r-Ev1', 'call_1'));
     expect(() => approvalIdFor('bad:run', 'call_1')).toThrow(TypeError);
+  });
+
+  it('numbers the rounds of an approval: the next round is a valid approval id of the same run and call', () => {
+    fc.assert(
+      fc.property(
+        fc.stringMatching(/^[a-z][a-z0-9-]{0,20}$/),
+        fc.string({ minLength: 1 }),
+        (runId, callId) => {
+          const first = approvalIdFor(runId, callId);
+          const second = nextRoundOf(first);
+          expect(roundOf(first)).toBe(1);
+          expect(second).toBe(approvalIdFor(runId, callId, 2));
+          expect(nextRoundOf(second)).toBe(approvalIdFor(runId, callId, 3));
+          expect(isApprovalId(second) && runIdOf(second) === runId).toBe(true);
+        },
+      ),
+    );
   });
 
   it('refuses run ids that are all digits or carry key syntax', () => {

@@ -14,6 +14,7 @@ export type NotifierCall =
   | { type: 'update_card'; runId: string; card: PostedMessage; view: ApprovalView }
   | { type: 'final'; runId: string; answer: FinalAnswer }
   | { type: 'error'; runId: string; text: string }
+  | { type: 'note'; runId: string; text: string }
   | { type: 'reaction'; runId: string; phase: ReactionPhase };
 
 /** A Notifier that records what the worker would have shown in Slack. */
@@ -50,6 +51,10 @@ export class RecordingNotifier implements Notifier {
   async finalAnswer(ctx: RunSlackContext, answer: FinalAnswer) {
     this.calls.push({ type: 'final', runId: ctx.runId, answer });
     return `${this.ts++}.000200`;
+  }
+  async note(ctx: RunSlackContext, text: string) {
+    this.calls.push({ type: 'note', runId: ctx.runId, text });
+    return true;
   }
   async error(ctx: RunSlackContext, text: string) {
     this.calls.push({ type: 'error', runId: ctx.runId, text });

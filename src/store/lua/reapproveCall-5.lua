@@ -1,0 +1,37 @@
+--[[
+  reapproveCall-5: "Approve again" on a call whose approved execution ended with an unknown outcome (a
+  worker died while running it). Creates the next round's approval record, already `approved` by the
+  clicker, as a copy of the earlier round (same call, same arguments and hash), and opens its execution
+  ledger entry. The first click wins: once the next round exists, later clicks change nothing.
+
+  KEYS[1] approval of round n   KEYS[2] ledger of round n
+  KEYS[3] approval of round n+1 KEYS[4] ledger of round n+1   KEYS[5] the run's approvals set
+  ARGV[1] approver   ARGV[2] now (ms)   ARGV[3] nonce of this call   ARGV[4] approval id of round n+1
+  ARGV[5] decision reason
+
+  Returns {won (0|1), field, value, ...} with the round n+1 record, where `won` means this call (or an
+  earlier send of it) created it; or -1 (not_found: no round n), -8 (not_unknown: round n's outcome is
+  not unknown, so there is nothing to approve again).
+]]
+-- @include follow-header-ttl
+local old, oldLedger, new, newLedger, set = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+if redis.call('EXISTS', old) == 0 then return -1 end
+local won = 0
+if redis.call('EXISTS', new) == 1 then
+  if redis.call('HGET', new, 'decisionNonce') == ARGV[3] then won = 1 end
+else
+  if redis.call('HGET', oldLedger, 'status') ~= 'outcome_unknown' then return -8 end
+  redis.call('HSET', new, unpack(redis.call('HGETALL', old)))
+  redis.call('HDEL', new, 'reportedAt')
+  redis.call('HSET', new, 'approvalId', ARGV[4], 'status', 'approved', 'createdAt', ARGV[2],
+    'decidedBy', ARGV[1], 'decidedAt', ARGV[2], 'decisionReason', ARGV[5], 'decisionNonce', ARGV[3])
+  redis.call('HSET', newLedger, 'status', 'approved', 'attempts', 0, 'approvedAt', ARGV[2],
+    'argsHash', redis.call('HGET', old, 'argsHash'))
+  redis.call('SADD', set, ARGV[4])
+  followHeaderTtl(old, new)
+  followHeaderTtl(old, newLedger)
+  won = 1
+end
+local result = {won}
+for _, item in ipairs(redis.call('HGETALL', new)) do result[#result + 1] = item end
+return result

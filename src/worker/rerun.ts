@@ -1,0 +1,137 @@
+import { executeApproved, type Resolution } from '../loop/decisions.js';
+import type { Decision, EngineDeps, GatedCall, Logger } from '../loop/types.js';
+import { recordEngineEvent } from '../metrics/metrics.js';
+import type { ResumeJobData } from '../queue/job-data.js';
+import { approvalViewFromRecord } from '../slack/approval-view.js';
+import { escapeAndTruncate, userMention } from '../slack/mrkdwn.js';
+import { storeExecutionLedger } from '../store/engine-ports.js';
+import type { ApprovalRecord } from '../store/records.js';
+import { slackContextOf } from './advance.js';
+import { type AdvanceResult, withRunLease } from './run-lease.js';
+import type { WorkerRuntime } from './runtime.js';
+import { TraceRecorder } from './trace-recorder.js';
+
+/** The gated call an approval record was made for, as the engine knows it. */
+function callOf(record: ApprovalRecord): GatedCall {
+  return {
+    toolCallId: record.toolCallId,
+    tool: record.tool,
+    effect: record.effect,
+    args: record.args,
+    argsHash: record.argsHash,
+    idempotent: record.idempotent,
+    ...(record.preview ? { preview: record.preview } : {}),
+    ...(record.reason ? { reason: record.reason } : {}),
+  };
+}
+
+const SUMMARY_CHARS = 1_500;
+
+/** What the thread is told (Slack mrkdwn) and what the thread's memory keeps, once the call ran again. */
+export function rerunReport(record: ApprovalRecord, res: Resolution): { slack: string; memory: string } {
+  const tool = `\`${escapeAndTruncate(record.tool, 100)}\``;
+  const by = record.decidedBy ? `, approved again by ${userMention(record.decidedBy)}` : '';
+  const summary = escapeAndTruncate(res.action.summary, SUMMARY_CHARS);
+  const check = res.result.ok ? res.result.verification : undefined;
+  const verified = check
+    ? `\nCheck afterwards: ${check.ok ? 'passed' : 'FAILED'}: ${escapeAndTruncate(check.summary, 500)}`
+    : '';
+  let slack: string;
+  switch (res.action.outcome) {
+    case 'succeeded':
+      slack = `:white_check_mark: Ran ${tool} again${by}: it succeeded.\n> ${summary}${verified}`;
+      break;
+    case 'failed':
+      slack = `:x: Ran ${tool} again${by}: it failed.\n> ${summary}`;
+      break;
+    case 'outcome_unknown':
+      slack =
+        `:warning: ${tool} was started again${by}, but the worker stopped before recording its result: ` +
+        'the outcome is unknown again. Check whether it took effect before approving it again.';
+      break;
+    default:
+      slack = `:no_entry_sign: ${tool} was not run again: ${summary}`;
+  }
+  const memory = `[${record.tool} was run again after an unknown outcome${record.decidedBy ? ` (approved by ${record.decidedBy})` : ''}: ${res.action.outcome}. ${res.action.summary}]`;
+  return { slack, memory };
+}
+
+/**
+ * A call approved again after its outcome was unknown ("Approve again", which creates the approval's
+ * next round): runs it once more under the run's lease, through that round's ledger entry (so at most
+ * once per round, and a crash leaves `outcome_unknown` again, never a blind repeat), then tells the
+ * card, the thread and the thread's memory how it went. The run itself is not changed: it went on, and
+ * usually ended, when the outcome was unknown; a follow-up question in the thread sees the outcome.
+ */
+export function rerunApproved(rt: WorkerRuntime, data: ResumeJobData, jobId: string): Promise<AdvanceResult> {
+  const { runId, approvalId } = data;
+  const log = rt.logger.child({ runId, jobId, approvalId });
+  return withRunLease(rt, runId, jobId, log, async ({ fence }) => {
+    const [loaded, record] = await Promise.all([
+      rt.store.runs.loadRun(runId),
+      rt.store.approvals.get(approvalId),
+    ]);
+    if (!loaded || record?.status !== 'approved') {
+      log.warn({ found: Boolean(loaded), status: record?.status }, 'nothing approved to run again');
+      return { type: 'done' };
+    }
+    if (await rt.store.approvals.wasReported(approvalId)) {
+      log.info({}, 'already ran again and reported');
+      return { type: 'done' };
+    }
+    // A job recovered after the run but before the report finds the ledger settled: the stored result
+    // is reported, nothing runs.
+    const res = await runOnce(rt, loaded.state, record, fence, log);
+    const ctx = slackContextOf(loaded);
+    if (record.card) {
+      const shown = res.action.outcome === 'outcome_unknown' ? 'outcome_unknown' : undefined;
+      await rt.notifier.updateCard({ runId }, record.card, approvalViewFromRecord(record, shown));
+    }
+    const report = rerunReport(record, res);
+    await rt.notifier.note(ctx, report.slack);
+    await rt.store.threads.appendTurns(
+      { teamId: loaded.slack.teamId, channelId: loaded.slack.channelId, threadTs: loaded.slack.threadTs },
+      [{ role: 'assistant', content: report.memory }],
+    );
+    await rt.store.approvals.markReported(approvalId, rt.clock.now());
+    log.info({ tool: record.tool, outcome: res.action.outcome }, 'approved call ran again');
+    return { type: 'done' };
+  });
+}
+
+async function runOnce(
+  rt: WorkerRuntime,
+  state: Parameters<typeof executeApproved>[0],
+  record: ApprovalRecord,
+  fence: number,
+  log: Logger,
+): Promise<Resolution> {
+  const trace = new TraceRecorder(rt.store.runs, state.runId, rt.clock.now);
+  const deps: EngineDeps = {
+    model: rt.model,
+    tools: rt.tools,
+    clock: rt.clock,
+    logger: log,
+    emit: (event) => {
+      trace.record(event);
+      if (rt.metrics) recordEngineEvent(rt.metrics, event);
+    },
+    ledger: storeExecutionLedger(rt.store.ledger, {
+      runId: state.runId,
+      fence,
+      clock: rt.clock,
+      approvalIdOf: () => record.approvalId,
+    }),
+  };
+  const decision: Decision = {
+    kind: 'approved',
+    toolCallId: record.toolCallId,
+    argsHash: record.argsHash,
+    ...(record.decidedBy ? { by: record.decidedBy } : {}),
+  };
+  try {
+    return await executeApproved(state, callOf(record), decision, deps);
+  } finally {
+    await trace.flush().catch((err: unknown) => log.warn({ err }, 'could not write the trace'));
+  }
+}
