@@ -35,6 +35,8 @@ export interface LoopgateProcess {
   exited(): boolean;
   /** Everything the process printed, for failure messages. */
   output(): string;
+  /** Sends `signal` to the process group (tsx and the Node process it runs). */
+  kill(signal: NodeJS.Signals): void;
 }
 
 const running = new Set<ChildProcess>();
@@ -111,6 +113,7 @@ export function spawnLoopgate(entry: Entry, env: Record<string, string>, cwd: st
     stderr: () => err,
     exited: () => gone,
     output,
+    kill: (signal) => killGroup(child, signal),
     waitForLog(predicate, what, timeoutMs = 30_000) {
       const past = lines.find(predicate);
       if (past) return Promise.resolve(past);

@@ -104,7 +104,10 @@ export interface SlackWorld {
   processes: LoopgateProcess[];
   /** A URL `http_get` may fetch; answers 200 with a JSON status. */
   statusUrl(name: string): string;
-  /** A URL `http_request` may write to; answers 200 `{ "deployed": true }`. */
+  /**
+   * A URL `http_request` may write to; answers 200 `{ "deployed": true }`, except the first request to a
+   * name starting with `hang-first-`, which gets no answer at all.
+   */
   deployUrl(name: string): string;
   /** Requests the fixture received for `url` (path and query). */
   hits(url: string): RecordedRequest[];
@@ -234,10 +237,16 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
       token: SLACK_TOKEN,
       groups: { [PEOPLE.sreGroup]: [PEOPLE.sreA, PEOPLE.sreB] },
     });
-    fixture = await startHttpFixture((req, res) => {
+    fixture = await startHttpFixture(async (req, res) => {
       if (req.method === 'GET' && req.path.startsWith('/status/')) {
         reply(res, 200, 'application/json', '{"status":"all systems operational"}');
       } else if (req.path.startsWith('/deploy/')) {
+        // `/deploy/hang-first-…`: the first request is never answered (the test kills its worker mid-call).
+        const hits = fixture?.requests.filter((r) => r.path === req.path).length ?? 0;
+        if (req.path.startsWith('/deploy/hang-first-') && hits === 1) {
+          await new Promise((resolve) => res.once('close', resolve));
+          return;
+        }
         reply(res, 200, 'application/json', '{"deployed":true}');
       } else {
         reply(res, 404, 'text/plain', 'not found');
