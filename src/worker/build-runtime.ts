@@ -7,6 +7,7 @@ import type { Logger } from '../log/logger.js';
 import { createOpenAIModel } from '../loop/openai-model.js';
 import type { RunsQueue } from '../queue/runs-queue.js';
 import { SlackNotifier } from '../slack/notifier.js';
+import { createTimeZoneLookup } from '../slack/time-zones.js';
 import { createSlackWebClient } from '../slack/web-client.js';
 import type { Store } from '../store/store.js';
 import type { SlackPoster } from '../tools/ports.js';
@@ -43,6 +44,7 @@ export async function buildWorkerRuntime({
     },
   };
   const tools = await buildTools(policy, { env: process.env, slack });
+  const clock = { now: () => Date.now() };
   const toolNames = [...tools.keys()];
   return {
     store,
@@ -63,8 +65,13 @@ export async function buildWorkerRuntime({
       systemPrompt: (channelId, now) =>
         buildSystemPrompt({ channelPrompt: policy.channels.prompt[channelId], toolNames, now }),
     },
-    clock: { now: () => Date.now() },
+    clock,
     logger,
+    timeZoneOf: createTimeZoneLookup({
+      usersInfo: (user) => client.users.info({ user }),
+      clock,
+      logger,
+    }),
     workerId: `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
     leaseTtlMs: env.WORKER_LOCK_MS,
     stopping,

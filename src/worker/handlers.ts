@@ -38,10 +38,11 @@ export async function handleStart(
     return { type: 'done' };
   }
   if (!existing) {
+    const timeZone = await rt.timeZoneOf?.(data.userId);
     const now = rt.clock.now();
     const state = createRun({
       runId,
-      requester: { userId: data.userId, teamId: data.teamId },
+      requester: { userId: data.userId, teamId: data.teamId, ...(timeZone ? { timeZone } : {}) },
       systemPrompt: rt.policy.systemPrompt(data.channelId, new Date(now)),
       history: await rt.store.threads.history(thread),
       question: data.text,

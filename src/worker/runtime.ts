@@ -31,6 +31,8 @@ export interface WorkerRuntime {
   leaseTtlMs: number;
   /** True while the process shuts down: jobs hand their runs back at the next step boundary. */
   stopping: () => boolean;
+  /** The requester's IANA time zone from Slack, when it can be known quickly (see slack/time-zones.ts). */
+  timeZoneOf?: (userId: string) => Promise<string | undefined>;
   /** Prometheus metrics of this process, when it serves them. */
   metrics?: Metrics;
 }

@@ -8,7 +8,7 @@ import { ACTION_IDS } from '../../src/slack/ids.js';
 import { askToDeploy, DEPLOYED, expectDecidedCard, postedWith } from './support/deploy-case.js';
 import { callThenAnswer } from './support/model-brains.js';
 import { metricSum, readUntil, scrape } from './support/prom-text.js';
-import { PEOPLE, type SlackWorld, startSlackWorld } from './support/slack-world.js';
+import { PEOPLE, REQUESTER_TZ, type SlackWorld, startSlackWorld } from './support/slack-world.js';
 
 let w: SlackWorld;
 beforeAll(async () => {
@@ -33,7 +33,10 @@ describe('npm start: bot and worker in one process', { timeout: 60_000 }, () => 
       PEOPLE.requester,
       w.model.tagged('single-read', 'is payments healthy?'),
     );
-    expect((await w.ended(read.runId)).state.status).toBe('completed');
+    const readRun = await w.ended(read.runId);
+    expect(readRun.state.status).toBe('completed');
+    // The worker looked the requester up (users.info) so current_time answers in their own time.
+    expect(readRun.state.requester.timeZone).toBe(REQUESTER_TZ);
 
     const c = await askToDeploy(w, 'single-write');
     await w.click(w.message(c.card), PEOPLE.sreB, ACTION_IDS.approve);

@@ -53,6 +53,9 @@ import { tempDir } from './temp-config.js';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const SLACK_TOKEN = 'xoxb-e2e-token';
 
+/** The requester's time zone in their Slack profile. */
+export const REQUESTER_TZ = 'Europe/Berlin';
+
 /** People of the test workspace. */
 export const PEOPLE = {
   /** Asks questions; approves nothing. */
@@ -236,6 +239,7 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
     slack = await startFakeSlack({
       token: SLACK_TOKEN,
       groups: { [PEOPLE.sreGroup]: [PEOPLE.sreA, PEOPLE.sreB] },
+      users: { [PEOPLE.requester]: { tz: REQUESTER_TZ } },
     });
     fixture = await startHttpFixture(async (req, res) => {
       if (req.method === 'GET' && req.path.startsWith('/status/')) {
