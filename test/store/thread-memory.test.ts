@@ -53,6 +53,27 @@ describe('thread memory', () => {
     expect(await threads.history(thread)).toHaveLength(2);
   });
 
+  it('hands the same queued message over again when the ended run is released again (its worker died)', async () => {
+    fx = storeFixture();
+    const threads = fx.store.threads;
+    await threads.claim(thread, 'r-1', job(1));
+    await threads.claim(thread, 'r-2', job(2));
+    await threads.claim(thread, 'r-3', job(3));
+    expect(await threads.release(thread, 'r-1', turns('q1', 'a1'))).toEqual(job(2));
+    // The worker died before starting job 2; the recovered job of r-1 releases again.
+    expect(await threads.release(thread, 'r-1', turns('q1', 'a1'))).toEqual(job(2));
+    expect(await threads.history(thread)).toHaveLength(2);
+    // No other run can use the hand-over to get a job.
+    expect(await threads.release(thread, 'r-3', [])).toBeNull();
+    expect(await threads.claim(thread, 'r-2', job(2))).toBe(true);
+    // Once job 2 took the thread, a late release of r-1 hands nothing over.
+    expect(await threads.release(thread, 'r-1', turns('q1', 'a1'))).toBeNull();
+    expect(await threads.release(thread, 'r-2', turns('q2', 'a2'))).toEqual(job(3));
+    expect(await threads.claim(thread, 'r-3', job(3))).toBe(true);
+    expect(await threads.release(thread, 'r-3', [])).toBeNull();
+    expect(await threads.activeRun(thread)).toBeNull();
+  });
+
   it('lets a new run replace a finished run that was left marked active', async () => {
     fx = storeFixture();
     const threads = fx.store.threads;

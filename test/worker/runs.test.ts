@@ -231,6 +231,47 @@ describe('worker: runs through the queue', () => {
     expect(second.state.answer).toEqual(['Follow-up seen with 2 user turns.']);
   });
 
+  it('does not lose the queued message when starting it fails right after the thread was handed over', async () => {
+    const model = scriptedModel([
+      { calls: [call('restart', { service: 'payments' })] },
+      { text: 'Restarted payments.' },
+      { text: 'Payments looks fine now.' },
+    ]);
+    h = await createHarness({ model });
+    h.startWorker();
+    const first = h.startJob('restart payments');
+    const runId = await h.enqueueStart(first);
+    const card = await h.waitFor('card', () => h!.notifier.of('card')[0]);
+    const followUp = h.startJob('and how is it now?', { threadTs: first.threadTs, kind: 'thread_reply' });
+    const secondRunId = await h.enqueueStart(followUp);
+    await new Promise((r) => setTimeout(r, 300));
+    // The first run's end hands the thread to the follow-up, then adding its start job fails once (as if
+    // the worker died right there): the resume job fails and is retried.
+    const add = h.queue.add.bind(h.queue);
+    let failed = 0;
+    h.queue.add = ((name, data, opts) => {
+      if (name === 'start' && (data as { queuedBehind?: string }).queuedBehind === runId && failed++ === 0) {
+        return Promise.reject(new Error('worker died before starting the queued message'));
+      }
+      return add(name, data, opts);
+    }) as typeof h.queue.add;
+    await h.decide(card.view.approvalId, 'approved');
+    const second = await h.waitForStatus(secondRunId, 'completed');
+    expect(failed).toBeGreaterThanOrEqual(2);
+    expect(second.state.answer).toEqual(['Payments looks fine now.']);
+    // The run is stored completed just before its answer is posted and the thread remembers it.
+    await h.waitFor('both answers', () => h!.notifier.of('final').length === 2);
+    await h.waitFor(
+      'the thread free',
+      async () =>
+        (await h!.store.threads.activeRun({ teamId: 'T1', channelId: 'C1', threadTs: first.threadTs })) ===
+        null,
+    );
+    expect(
+      await h.store.threads.history({ teamId: 'T1', channelId: 'C1', threadTs: first.threadTs }),
+    ).toHaveLength(4);
+  });
+
   it('keeps working when its Redis connections are killed mid-run', async () => {
     const gate = { release: () => {} };
     const held = new Promise<void>((r) => {

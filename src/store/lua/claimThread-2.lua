@@ -7,12 +7,12 @@
   ARGV[4] a run id the caller found finished (or gone) while still marked active: it may be replaced;
           '' for none
 
-  The active value is a run id, or `next:<sha1 of a job>` while releaseThread hands the thread to that
-  queued job; that job's own claim then takes it.
+  The active value is a run id, or `next:<sha1 of a job>:<run id>` while releaseThread hands the thread
+  to that queued job (still first in the inbox); that job's own claim then takes it.
   Returns 1 when the run is (now or already) the thread's active run, 0 when its job was queued.
 ]]
 local active = redis.call('GET', KEYS[1])
-if not active or active == ARGV[1] or active == 'next:' .. redis.sha1hex(ARGV[2])
+if not active or active == ARGV[1] or string.sub(active, 1, 46) == 'next:' .. redis.sha1hex(ARGV[2]) .. ':'
     or (ARGV[4] ~= '' and active == ARGV[4]) then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
   redis.call('LREM', KEYS[2], 0, ARGV[2])
