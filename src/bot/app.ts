@@ -114,7 +114,8 @@ function createReceiver(deps: BotAppDeps, log: ReturnType<typeof boltLogger>): R
     return new SocketModeReceiver({
       appToken: deps.env.SLACK_APP_TOKEN,
       customRoutes,
-      installerOptions: { port: deps.env.PORT },
+      // apps.connections.open goes to SLACK_API_URL too (GovSlack, a proxy, or a test's fake Slack).
+      installerOptions: { port: deps.env.PORT, clientOptions: { slackApiUrl: deps.env.SLACK_API_URL } },
       logger: log,
       logLevel,
     });

@@ -1,5 +1,5 @@
 import { executeApproved, type Resolution } from '../loop/decisions.js';
-import type { Decision, EngineDeps, GatedCall, Logger } from '../loop/types.js';
+import type { Decision, EngineDeps, GatedCall, Logger, RunState } from '../loop/types.js';
 import { recordEngineEvent } from '../metrics/metrics.js';
 import type { ResumeJobData } from '../queue/job-data.js';
 import { approvalViewFromRecord } from '../slack/approval-view.js';
@@ -101,7 +101,7 @@ export function rerunApproved(rt: WorkerRuntime, data: ResumeJobData, jobId: str
 
 async function runOnce(
   rt: WorkerRuntime,
-  state: Parameters<typeof executeApproved>[0],
+  state: RunState,
   record: ApprovalRecord,
   fence: number,
   log: Logger,

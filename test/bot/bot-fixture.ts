@@ -33,6 +33,7 @@ import {
   slashCommandBody,
   TEST_SIGNING_SECRET,
 } from '../fakes/slack-signing.js';
+import { type FakeSocketMode, startFakeSocketMode } from '../fakes/slack-socket-mode.js';
 import { deleteKeys } from '../store/redis-fixture.js';
 
 export const REDIS_URL = 'redis://127.0.0.1:6379';
@@ -43,6 +44,7 @@ export const STRANGER = 'U0STRANGER';
 export const GROUP = 'S0SRE';
 export const GROUPIE = 'U0GROUPIE';
 const HOUR = 3_600_000;
+const APP_TOKEN = 'xapp-1-A0APP0001-fake';
 
 /** Alice asks and is also a default approver (so self-approval is tested); S0SRE holds one member. */
 export const DEFAULT_POLICY = `
@@ -59,6 +61,8 @@ export interface BotFixtureOptions {
   fake?: FakeSlackOptions;
   /** Default 20, 40, 80 and 160 ms: a queue failure is given up on within about 300 ms. */
   enqueueRetryDelaysMs?: number[];
+  /** Socket Mode (SLACK_APP_TOKEN set) against a fake Socket Mode endpoint instead of HTTP. */
+  socketMode?: boolean;
 }
 
 export interface PendingApproval {
@@ -77,7 +81,9 @@ export interface BotFixture {
   redis: Redis;
   queue: RunsQueue;
   bot: BotApp;
-  /** `http://127.0.0.1:<port>` */
+  /** With `socketMode`: the WebSocket endpoint the bot connected to. */
+  socket?: FakeSocketMode;
+  /** `http://127.0.0.1:<port>` (HTTP mode) */
   base: string;
   prefix: string;
   post(body: SlackRequestBody, opts?: Omit<PostSignedOptions, 'body' | 'contentType'>): Promise<Response>;
@@ -108,7 +114,14 @@ export interface BotFixture {
 
 export async function startBotFixture(options: BotFixtureOptions = {}): Promise<BotFixture> {
   const prefix = `lgtest-${randomBytes(6).toString('hex')}`;
-  const fake = await startFakeSlack({ groups: { [GROUP]: [GROUPIE] }, ...options.fake });
+  const socket = options.socketMode
+    ? await startFakeSocketMode(options.fake?.appId ?? 'A0APP0001')
+    : undefined;
+  const fake = await startFakeSlack({
+    groups: { [GROUP]: [GROUPIE] },
+    ...(socket ? { socketMode: { appToken: APP_TOKEN, url: socket.url } } : {}),
+    ...options.fake,
+  });
   const id: SlackIdentity = { teamId: fake.teamId, appId: fake.appId, botUserId: fake.botUserId };
   const policy = parsePolicy(options.policyYaml ?? DEFAULT_POLICY, { env: {}, source: 'test policy' });
   const redis = new Redis(REDIS_URL);
@@ -119,7 +132,7 @@ export async function startBotFixture(options: BotFixtureOptions = {}): Promise<
     env: {
       SLACK_BOT_TOKEN: fake.token,
       SLACK_SIGNING_SECRET: TEST_SIGNING_SECRET,
-      SLACK_APP_TOKEN: undefined,
+      SLACK_APP_TOKEN: socket ? APP_TOKEN : undefined,
       SLACK_API_URL: fake.apiUrl,
       PORT: 0,
     },
@@ -131,6 +144,7 @@ export async function startBotFixture(options: BotFixtureOptions = {}): Promise<
     enqueueRetryDelaysMs: options.enqueueRetryDelaysMs ?? [20, 40, 80, 160],
   });
   const { port } = await bot.start(0);
+  await socket?.connected();
   const base = `http://127.0.0.1:${port}`;
   const slack = new webApi.WebClient(fake.token, {
     slackApiUrl: fake.apiUrl,
@@ -157,6 +171,7 @@ export async function startBotFixture(options: BotFixtureOptions = {}): Promise<
     redis,
     queue,
     bot,
+    ...(socket ? { socket } : {}),
     base,
     prefix,
     post,
@@ -248,6 +263,7 @@ export async function startBotFixture(options: BotFixtureOptions = {}): Promise<
       await deleteKeys(redis, `${prefix}:*`);
       await Promise.all([redis.quit(), producer.quit()]);
       await fake.close();
+      await socket?.close();
     },
   };
   return fixture;

@@ -49,6 +49,11 @@ export interface FakeSlackOptions {
    * Default false: the reaction is kept on a stub, so tests need not register every question first.
    */
   strictMessages?: boolean;
+  /**
+   * Socket Mode: the app-level token (`xapp-…`) `apps.connections.open` accepts, and the WebSocket URL
+   * it answers with (see slack-socket-mode.ts). Without it the method fails with `invalid_auth`.
+   */
+  socketMode?: { appToken: string; url: () => string };
 }
 
 export interface RecordedCall {
@@ -591,6 +596,13 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     const bearer = /^Bearer (.+)$/.exec(headers.authorization ?? '')?.[1];
     const presented = bearer ?? str(args.token);
     if (!presented) return fail('not_authed');
+    // apps.connections.open takes the app-level token, and only that one.
+    if (method === 'apps.connections.open') {
+      const socketMode = opts.socketMode;
+      return socketMode && presented === socketMode.appToken
+        ? ok({ url: socketMode.url() })
+        : fail('invalid_auth');
+    }
     if (presented !== token) return fail('invalid_auth');
     const handler = handlers[method];
     return handler ? handler(args) : fail('unknown_method');
