@@ -5,7 +5,7 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
-import { fillFromDotenv } from '../../src/cli/env.js';
+import { fillFromDotenv } from '../../src/config/env.js';
 import { ConfigError } from '../../src/config/errors.js';
 import { loadPolicy, type Policy } from '../../src/config/policy.js';
 import { DemoError } from '../lib/errors.js';

@@ -1,6 +1,7 @@
 /** The CLI process (bin/loopgate.js imports this): reads .env, runs the command, exits with its status. */
+
+import { fillFromDotenv } from '../config/env.js';
 import { runCli } from './cli.js';
-import { fillFromDotenv } from './env.js';
 import { EXIT } from './errors.js';
 
 // `loopgate audit ... | head` closes the pipe early: that is the reader's choice, not a failure.

@@ -117,7 +117,7 @@ const VARS = {
   }),
 } as const;
 
-type VarName = keyof typeof VARS;
+export type VarName = keyof typeof VARS;
 /** Every variable loopgate reads, in the order errors list them (docs are checked against it). */
 export const ENV_VAR_NAMES = Object.keys(VARS) as readonly VarName[];
 
@@ -168,17 +168,36 @@ export function loadEnv<N extends Need = 'all'>(
   source: Record<string, string | undefined> = process.env,
   options: LoadEnvOptions<N> = {},
 ): Env<N> {
-  const need: Need = options.need ?? 'all';
   const envFile = options.envFile ?? '.env';
-  if (envFile !== false) fillFromDotenvFile(source, envFile);
+  if (envFile !== false) fillFromDotenv(source, envFile);
+  // Every key in NEEDED[need] is checked present, which is what Env<N> adds to AnyEnv.
+  return validate(source, ENV_VAR_NAMES, NEEDED[options.need ?? 'all']) as Env<N>;
+}
 
-  const input = Object.fromEntries(ENV_VAR_NAMES.map((name) => [name, nonEmpty(source[name])]));
+/**
+ * Validates only `names`, with the same rules and errors as loadEnv, for a tool that uses a few of the
+ * variables (the CLI needs Redis, not Slack or OpenAI secrets). Reads no dotenv file: see fillFromDotenv.
+ * @throws ConfigError naming every invalid key and what it expects.
+ */
+export function loadEnvVars<K extends VarName>(
+  source: Readonly<Record<string, string | undefined>>,
+  names: readonly K[],
+): Pick<AnyEnv, K> {
+  return validate(source, names, []) as Pick<AnyEnv, K>;
+}
+
+function validate(
+  source: Readonly<Record<string, string | undefined>>,
+  names: readonly VarName[],
+  required: readonly VarName[],
+): Partial<AnyEnv> {
+  const input = Object.fromEntries(names.map((name) => [name, nonEmpty(source[name])]));
   const problems = new Map<VarName, string>();
-
-  for (const name of NEEDED[need]) {
+  for (const name of required) {
     if (input[name] === undefined) problems.set(name, `required (${VARS[name].expected})`);
   }
-  const parsed = envSchema.safeParse(input);
+  const mask = Object.fromEntries(names.map((name) => [name, true])) as Partial<Record<VarName, true>>;
+  const parsed = envSchema.pick(mask).safeParse(input);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       const name = issue.path[0] as VarName;
@@ -192,11 +211,15 @@ export function loadEnv<N extends Need = 'all'>(
     });
     throw new ConfigError('environment', listed);
   }
-  // Every key in NEEDED[need] was checked present above, which is what Env<N> adds to AnyEnv.
-  return parsed.data as Env<N>;
+  return parsed.data as Partial<AnyEnv>;
 }
 
-function fillFromDotenvFile(target: Record<string, string | undefined>, path: string): void {
+/**
+ * Copies the dotenv file's values into `target` for keys it lacks (the real environment wins); a missing
+ * file is fine. Secrets the policy names resolve the same way afterwards.
+ * @throws ConfigError naming the file when it exists but cannot be read.
+ */
+export function fillFromDotenv(target: Record<string, string | undefined>, path = '.env'): void {
   const result = loadDotenvFile({ path, processEnv: target, override: false, quiet: true });
   if (result.error && result.error.code !== 'ENOENT') {
     throw new ConfigError('environment', [

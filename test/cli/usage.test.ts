@@ -47,7 +47,7 @@ describe('the loopgate command line', () => {
       [
         'loopgate: invalid configuration in environment:',
         '  REDIS_URL: invalid value "http://127.0.0.1:6379" (a redis:// or rediss:// URL, default redis://127.0.0.1:6379)',
-        '  LOOPGATE_PREFIX: invalid value "nohashtag" (a Redis key prefix containing a non-empty {hash tag} such as {loopgate})',
+        '  LOOPGATE_PREFIX: invalid value "nohashtag" (a Redis key prefix containing a non-empty {hash tag} such as {loopgate}, without ":")',
         '',
       ].join('\n'),
     );

@@ -322,9 +322,18 @@ describe('worker: runs through the queue', () => {
   });
 
   it('advancing the same run twice at once: the second waits for the lease', async () => {
+    let modelCalled = () => {};
+    const inModel = new Promise<void>((r) => {
+      modelCalled = r;
+    });
+    let letModelAnswer = () => {};
+    const answer = new Promise<void>((r) => {
+      letModelAnswer = r;
+    });
     const model = scriptedModel([
       async () => {
-        await new Promise((r) => setTimeout(r, 200));
+        modelCalled();
+        await answer;
         return { text: 'done' };
       },
     ]);
@@ -333,7 +342,8 @@ describe('worker: runs through the queue', () => {
     const rt = h.runtime('direct');
     const { handleStart } = await import('../../src/worker/handlers.js');
     const started = handleStart(rt, data, 'j1');
-    await new Promise((r) => setTimeout(r, 50));
+    // The model is called while the first job holds the run's lease (however slow the machine is).
+    await inModel;
     const second = await advanceRun(rt, approvalIdFor('r-x', 'c').split('.')[0]!, 'j2');
     expect(second.type).toBe('done'); // a run that does not exist: nothing to do
     const concurrent = await advanceRun(
@@ -342,6 +352,7 @@ describe('worker: runs through the queue', () => {
       'j3',
     );
     expect(concurrent.type).toBe('busy');
+    letModelAnswer();
     expect(await started).toEqual({ type: 'done' });
   });
 });
