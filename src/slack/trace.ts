@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import type { ActionRecord, RunState, RunStatus, StopReason, ToolEffect } from '../loop/types.js';
+import type { TraceEntry } from '../store/records.js';
 
 export interface TraceToolCall {
   toolCallId: string;
@@ -41,6 +42,39 @@ export interface TraceTimings {
   steps?: Readonly<Record<number, number>>;
   tools?: Readonly<Record<string, number>>;
   effects?: Readonly<Record<string, ToolEffect>>;
+}
+
+const effect = z.enum(['read', 'write', 'notify']);
+const modelReplied = z.looseObject({
+  type: z.literal('model_replied'),
+  step: z.number().int(),
+  durationMs: z.number(),
+});
+const toolStarted = z.looseObject({ type: z.literal('tool_started'), toolCallId: z.string(), effect });
+const toolFinished = z.looseObject({
+  type: z.literal('tool_finished'),
+  toolCallId: z.string(),
+  effect,
+  durationMs: z.number(),
+});
+
+/** Durations and effects recorded in a run's trace (engine events); entries of other kinds are skipped. */
+export function timingsFromTrace(entries: readonly TraceEntry[]): Required<TraceTimings> {
+  const steps: Record<number, number> = {};
+  const tools: Record<string, number> = {};
+  const effects: Record<string, z.infer<typeof effect>> = {};
+  for (const entry of entries) {
+    const replied = modelReplied.safeParse(entry);
+    if (replied.success) steps[replied.data.step] = replied.data.durationMs;
+    const started = toolStarted.safeParse(entry);
+    if (started.success) effects[started.data.toolCallId] = started.data.effect;
+    const finished = toolFinished.safeParse(entry);
+    if (finished.success) {
+      tools[finished.data.toolCallId] = finished.data.durationMs;
+      effects[finished.data.toolCallId] = finished.data.effect;
+    }
+  }
+  return { steps, tools, effects };
 }
 
 const OkFlag = z.object({ ok: z.boolean() });

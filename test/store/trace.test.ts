@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { timingsFromTrace } from '../../src/bot/details.js';
 import type { EngineEvent, GatedCall } from '../../src/loop/types.js';
+import { timingsFromTrace } from '../../src/slack/trace.js';
 import { RunCheckpointer } from '../../src/store/index.js';
 import { TraceRecorder, traceEntryOf } from '../../src/worker/trace-recorder.js';
 import { type StoreFixture, storeFixture } from './redis-fixture.js';

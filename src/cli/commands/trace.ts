@@ -1,5 +1,4 @@
-import { timingsFromTrace } from '../../bot/details.js';
-import { traceFromRunState } from '../../slack/trace.js';
+import { timingsFromTrace, traceFromRunState } from '../../slack/trace.js';
 import { isRunId } from '../../store/index.js';
 import { parseCommandLine, positiveInt } from '../args.js';
 import type { Command } from '../command.js';
