@@ -9,6 +9,7 @@ export * from './leases.js';
 export * from './ledger-store.js';
 export * from './records.js';
 export * from './run-index.js';
+export type { RunRow, ScannedRunIds, UnreadableRun } from './run-rows.js';
 export * from './run-store.js';
 export type { RedisClient } from './scripts.js';
 export * from './store.js';

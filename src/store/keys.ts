@@ -25,7 +25,7 @@ export const STORE_LAYOUT = 2;
  * Header fields (header-codec.ts assembles the RunState header from them; runId is the key's):
  *   v            RunState version (RUN_STATE_VERSION)       layout       STORE_LAYOUT
  *   state        JSON {requester, question, limits}: written once by createRun, never rewritten (the
- *                name is layout 1's; src/cli/run-rows.ts reads requester and question from it)
+ *                name is layout 1's; src/store/run-rows.ts reads requester and question from it)
  *   progress     JSON {usage, turn, actions, rejected, brakes, answerRetries, answer, stopMessage}:
  *                rewritten by every saveStep (the only part of the header a step rewrites besides
  *                the small fields below)

@@ -2,6 +2,15 @@ import { z } from 'zod';
 import type { StoreContext } from './context.js';
 import { decode } from './decode.js';
 import type { SlackContext } from './records.js';
+import {
+  indexedRunIds,
+  indexKey,
+  type RunRow,
+  readRunRows,
+  type ScannedRunIds,
+  scanRecentRunIds,
+  type UnreadableRun,
+} from './run-rows.js';
 import { runStatusSchema, stopReasonSchema } from './run-state-schema.js';
 
 /** One line of `/loopgate status`. */
@@ -55,12 +64,24 @@ export class RunIndex {
     );
   }
 
+  /** Ids of the newest runs of a channel or a requester, newest first. */
+  recentIds(scope: RunIndexScope, limit: number): Promise<string[]> {
+    return indexedRunIds(this.ctx, scope, limit);
+  }
+
+  /** Ids of the newest runs under the prefix, by a SCAN bounded to `maxHeaders` run headers. */
+  scanRecentIds(limit: number, maxHeaders: number): Promise<ScannedRunIds> {
+    return scanRecentRunIds(this.ctx, limit, maxHeaders);
+  }
+
+  /** Rows (requester, thread, question…) of `runIds` in that order; gone runs left out, damaged ones reported. */
+  rows(runIds: readonly string[]): Promise<{ rows: RunRow[]; unreadable: UnreadableRun[] }> {
+    return readRunRows(this.ctx, runIds);
+  }
+
   /** The newest runs of a channel or a requester, newest first. */
   async recent(scope: RunIndexScope, limit = 10): Promise<RunSummary[]> {
-    const key =
-      'channel' in scope
-        ? this.ctx.keys.channelIndex(scope.channel.teamId, scope.channel.channelId)
-        : this.ctx.keys.userIndex(scope.user.teamId, scope.user.userId);
+    const key = indexKey(this.ctx, scope);
     const runIds = await this.ctx.redis.zrevrange(key, 0, Math.max(0, limit - 1));
     const rows = await Promise.all(
       runIds.map((runId) =>

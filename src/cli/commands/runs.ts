@@ -1,8 +1,8 @@
+import type { RunRow } from '../../store/index.js';
 import { parseCommandLine, positiveInt } from '../args.js';
 import type { Command } from '../command.js';
 import { UsageError } from '../errors.js';
 import { json, shorten, table, utc, write } from '../format.js';
-import { indexedRunIds, type RunRow, readRunRows, scanRecentRunIds } from '../run-rows.js';
 
 /** Run headers a scope-less listing examines at most (SCAN walks the whole keyspace). */
 export const MAX_SCANNED_RUNS = 10_000;
@@ -50,11 +50,11 @@ export const runsCommand: Command = {
     let note: string | null = null;
     try {
       if (team !== undefined && channel !== undefined) {
-        runIds = await indexedRunIds(store.context, { channel: { teamId: team, channelId: channel } }, limit);
+        runIds = await store.index.recentIds({ channel: { teamId: team, channelId: channel } }, limit);
       } else if (team !== undefined && user !== undefined) {
-        runIds = await indexedRunIds(store.context, { user: { teamId: team, userId: user } }, limit);
+        runIds = await store.index.recentIds({ user: { teamId: team, userId: user } }, limit);
       } else {
-        const scan = await scanRecentRunIds(store.context, limit, MAX_SCANNED_RUNS);
+        const scan = await store.index.scanRecentIds(limit, MAX_SCANNED_RUNS);
         runIds = scan.runIds;
         if (!scan.complete) {
           note = `note: examined ${scan.examined} run headers and stopped; older runs may be missing (use --channel or --user)`;
@@ -65,7 +65,7 @@ export const runsCommand: Command = {
       if (error instanceof TypeError) throw new UsageError(error.message, help);
       throw error;
     }
-    const { rows, unreadable } = await readRunRows(store.context, runIds);
+    const { rows, unreadable } = await store.index.rows(runIds);
     for (const bad of unreadable)
       await write(ctx.stderr, `warning: run ${bad.runId} is unreadable: ${bad.problem}\n`);
     if (note !== null) await write(ctx.stderr, `${note}\n`);

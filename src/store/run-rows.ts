@@ -1,12 +1,14 @@
 /**
- * Reads for `loopgate runs`: one summary row per run from its header hash, and the run ids to list,
- * either from the store's channel/requester indexes or, without a scope, from a bounded SCAN over run
- * headers. Read-only: nothing here changes Redis.
+ * Reads for listing runs (`loopgate runs`): one row per run from its header hash, and the run ids to
+ * list, either from the channel/requester indexes or, without a scope, from a bounded SCAN over run
+ * headers. Read-only: nothing here changes Redis. Used through RunIndex.
  */
 import { z } from 'zod';
-import type { StoreContext } from '../store/context.js';
-import { isRunId, type RunIndexScope, slackContextSchema } from '../store/index.js';
-import { runStatusSchema, stopReasonSchema } from '../store/run-state-schema.js';
+import type { StoreContext } from './context.js';
+import { isRunId } from './ids.js';
+import { slackContextSchema } from './records.js';
+import type { RunIndexScope } from './run-index.js';
+import { runStatusSchema, stopReasonSchema } from './run-state-schema.js';
 
 export interface RunRow {
   runId: string;
@@ -86,17 +88,20 @@ export async function readRunRows(
   return { rows, unreadable };
 }
 
+/** The index key of a channel or a requester. */
+export function indexKey(ctx: StoreContext, scope: RunIndexScope): string {
+  return 'channel' in scope
+    ? ctx.keys.channelIndex(scope.channel.teamId, scope.channel.channelId)
+    : ctx.keys.userIndex(scope.user.teamId, scope.user.userId);
+}
+
 /** The newest run ids of a channel or a requester, newest first (the indexes `/loopgate status` reads). */
 export async function indexedRunIds(
   ctx: StoreContext,
   scope: RunIndexScope,
   limit: number,
 ): Promise<string[]> {
-  const key =
-    'channel' in scope
-      ? ctx.keys.channelIndex(scope.channel.teamId, scope.channel.channelId)
-      : ctx.keys.userIndex(scope.user.teamId, scope.user.userId);
-  return ctx.redis.zrevrange(key, 0, limit - 1);
+  return ctx.redis.zrevrange(indexKey(ctx, scope), 0, limit - 1);
 }
 
 export interface ScannedRunIds {
