@@ -89,7 +89,8 @@ describe('npm run chat', { timeout: 60_000 }, () => {
     mark = c.stdout().length;
     c.type('a');
     await c.waitFor('Done: payments answered the restart with HTTP 200.', 20_000, mark);
-    expect(c.stdout().slice(mark)).toContain('✅ *Approved* by @U0MGR');
+    // The bot redraws the card while the worker resumes the run: the redraw may be shown after the answer.
+    await c.waitFor('✅ *Approved* by @U0MGR', 10_000, mark);
     expect(service.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
 
     c.type('/quit');

@@ -11,8 +11,8 @@ import { ACTION_IDS } from '../../src/slack/ids.js';
 import {
   askToDeploy,
   DEPLOYED,
-  expectDecidedCard,
   expectPendingCard,
+  expectRedrawnCard,
   NOT_DEPLOYED,
   postedWith,
   toolResultsSeen,
@@ -58,7 +58,7 @@ describe('approval cards through the real bot and worker processes', { timeout: 
     expect(w.hits(c.url).map((r) => [r.method, JSON.parse(r.body)])).toEqual([
       ['POST', { service: 'payments', version: '1.4.3' }],
     ]);
-    expectDecidedCard(w, c, new RegExp(`\\*Approved\\* by <@${PEOPLE.manager}>`));
+    await expectRedrawnCard(w, c, new RegExp(`\\*Approved\\* by <@${PEOPLE.manager}>`));
     expect(toolResultsSeen(w, c.tag)).toEqual([expect.stringContaining('"ok":true')]);
     expect(postedWith(w, c, DEPLOYED)).toHaveLength(1);
     const record = await w.store.approvals.get(c.card.approvalId);
@@ -81,7 +81,7 @@ describe('approval cards through the real bot and worker processes', { timeout: 
 
     expect(w.hits(c.url)).toEqual([]);
     expect(run.state.status).toBe('completed');
-    expectDecidedCard(w, c, new RegExp(`\\*Rejected\\* by <@${PEOPLE.sreA}>[\\s\\S]*${reason}`));
+    await expectRedrawnCard(w, c, new RegExp(`\\*Rejected\\* by <@${PEOPLE.sreA}>[\\s\\S]*${reason}`));
     const [seen] = toolResultsSeen(w, c.tag);
     expect(JSON.parse(seen ?? '{}')).toEqual({
       ok: false,
@@ -144,7 +144,7 @@ describe('approval cards through the real bot and worker processes', { timeout: 
     await w.click(card, PEOPLE.sreB, ACTION_IDS.approve);
     await w.ended(c.asked.runId);
     expect(w.hits(c.url)).toHaveLength(1);
-    expectDecidedCard(w, c, new RegExp(`\\*Approved\\* by <@${PEOPLE.sreB}>`));
+    await expectRedrawnCard(w, c, new RegExp(`\\*Approved\\* by <@${PEOPLE.sreB}>`));
   });
 
   it('a double click approves once and runs the write once; the second click is told it was already approved', async () => {
@@ -171,7 +171,7 @@ describe('approval cards through the real bot and worker processes', { timeout: 
     expect(w.hits(c.url)).toHaveLength(1);
     expect(postedWith(w, c, DEPLOYED)).toHaveLength(1);
     expect(toolResultsSeen(w, c.tag)).toHaveLength(1);
-    expectDecidedCard(w, c, new RegExp(`\\*Approved\\* by <@${PEOPLE.manager}>`));
+    await expectRedrawnCard(w, c, new RegExp(`\\*Approved\\* by <@${PEOPLE.manager}>`));
   });
 
   it('two approvers at once: the first decision wins, the write runs once, the other approver is told who won', async () => {
@@ -195,7 +195,7 @@ describe('approval cards through the real bot and worker processes', { timeout: 
     expect(w.ephemeralsTo(winner, c.channel)).toEqual([]);
     expect(w.hits(c.url)).toHaveLength(1);
     expect(toolResultsSeen(w, c.tag)).toEqual([expect.stringContaining('"ok":true')]);
-    expectDecidedCard(w, c, new RegExp(`\\*Approved\\* by <@${winner}>`));
+    await expectRedrawnCard(w, c, new RegExp(`\\*Approved\\* by <@${winner}>`));
   });
 
   it('an approve and a reject submitted at once: one decision is recorded, and the run, the card and the write follow it', async () => {
@@ -218,14 +218,14 @@ describe('approval cards through the real bot and worker processes', { timeout: 
       // The modal stays open and says why nothing was recorded.
       expect(JSON.parse(rejectAnswer)).toMatchObject({ response_action: 'update' });
       expect(rejectAnswer).toContain('already approved');
-      expectDecidedCard(w, c, /\*Approved\*/);
+      await expectRedrawnCard(w, c, /\*Approved\*/);
       expect(postedWith(w, c, DEPLOYED)).toHaveLength(1);
     } else {
       expect(record).toMatchObject({ status: 'rejected', decidedBy: PEOPLE.sreB });
       expect(w.hits(c.url)).toEqual([]);
       expect(rejectAnswer).toBe('');
       expect(await notesTo(PEOPLE.manager, c.channel)).toEqual([expect.stringContaining('already rejected')]);
-      expectDecidedCard(w, c, /\*Rejected\*/);
+      await expectRedrawnCard(w, c, /\*Rejected\*/);
       expect(postedWith(w, c, NOT_DEPLOYED)).toHaveLength(1);
     }
     expect(run.state.status).toBe('completed');

@@ -75,7 +75,11 @@ describe('questions and answers through the real bot and worker processes', { ti
     const early = await w.post(eventBody(asked.envelope), { retryNum: 1, retryReason: 'http_timeout' });
     expect(early.status).toBe(200);
     const run = await w.ended(asked.runId);
-    const job = await w.queue.getJob(startJobId(asked.eventId));
+    // The job finishes just after the run's end is posted.
+    const job = await w.waitFor('the start job to finish', async () => {
+      const found = await w.queue.getJob(startJobId(asked.eventId));
+      return found?.finishedOn ? found : undefined;
+    });
     const late = await w.post(eventBody(asked.envelope), { retryNum: 2, retryReason: 'http_timeout' });
     expect(late.status).toBe(200);
 

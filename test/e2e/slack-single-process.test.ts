@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACTION_IDS } from '../../src/slack/ids.js';
-import { askToDeploy, DEPLOYED, expectDecidedCard, postedWith } from './support/deploy-case.js';
+import { askToDeploy, DEPLOYED, expectRedrawnCard, postedWith } from './support/deploy-case.js';
 import { callThenAnswer } from './support/model-brains.js';
 import { metricSum, readUntil, scrape } from './support/prom-text.js';
 import { PEOPLE, REQUESTER_TZ, type SlackWorld, startSlackWorld } from './support/slack-world.js';
@@ -42,7 +42,7 @@ describe('npm start: bot and worker in one process', { timeout: 60_000 }, () => 
     await w.click(w.message(c.card), PEOPLE.sreB, ACTION_IDS.approve);
     await w.ended(c.asked.runId);
     expect(w.hits(c.url)).toHaveLength(1);
-    expectDecidedCard(w, c, new RegExp(`\\*Approved\\* by <@${PEOPLE.sreB}>`));
+    await expectRedrawnCard(w, c, new RegExp(`\\*Approved\\* by <@${PEOPLE.sreB}>`));
     expect(postedWith(w, c, DEPLOYED)).toHaveLength(1);
 
     const jobs = (text: string) => metricSum(text, 'loopgate_jobs_processed_total');

@@ -63,7 +63,8 @@ describe('step: answers and read tools', () => {
     const { deps: d } = deps(model);
     const t0 = performance.now();
     const out = await runUntilPause(newRun(), d);
-    expect(performance.now() - t0).toBeLessThan(900);
+    // Well under the slow tool's 10 s: the step abandons it at its 30 ms timeout.
+    expect(performance.now() - t0).toBeLessThan(5_000);
     expect(toolResults(out.state).map(errorCode)).toEqual(['timeout', 'ok', 'ok']);
     assertWellFormed(out.state);
   });

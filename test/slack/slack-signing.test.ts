@@ -95,8 +95,9 @@ describe('signed requests through a real Bolt app', () => {
     await fake.close();
   });
 
+  /** Waits up to 10 s (a loaded machine) for `count` requests to have reached their listeners. */
   async function until(count: number) {
-    for (let i = 0; i < 100 && seen.length < count; i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 500 && seen.length < count; i++) await new Promise((r) => setTimeout(r, 20));
     return seen;
   }
 

@@ -120,7 +120,8 @@ export function testTools() {
       timeoutMs: 30,
       parameters: z.object({}),
       async execute() {
-        await new Promise((r) => setTimeout(r, 1_000));
+        // Ignores the abort signal; far longer than any bound a test puts on a step that abandons it.
+        await new Promise((r) => setTimeout(r, 10_000));
         return 'late';
       },
     }),

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ToolResult } from '../../src/loop/types.js';
+import { startJobId } from '../../src/queue/job-ids.js';
 import { addRunJob } from '../../src/queue/runs-queue.js';
 import { approvalIdFor } from '../../src/store/ids.js';
 import { advanceRun } from '../../src/worker/advance.js';
@@ -16,6 +17,15 @@ afterEach(async () => {
 const lastToolResult = (messages: { role: string; content?: string | null }[]) =>
   JSON.parse(messages.filter((m) => m.role === 'tool').at(-1)!.content!) as ToolResult;
 
+/**
+ * Waits until the worker has finished the start job of `data`: by then the run's end is delivered and
+ * the thread released (or, for a message behind a waiting run, the message is parked in the inbox).
+ */
+const startJobDone = (data: { eventId: string }) =>
+  h!.waitFor(`the start job of ${data.eventId} to finish`, async () =>
+    (await h!.queue.getJob(startJobId(data.eventId)))?.isCompleted(),
+  );
+
 describe('worker: runs through the queue', () => {
   it('answers with a read tool and remembers the exchange in the thread', async () => {
     h = await createHarness({
@@ -31,6 +41,8 @@ describe('worker: runs through the queue', () => {
     expect(run.state.answer).toEqual(['payments is ok']);
     await h.waitFor('final answer', () => h!.notifier.of('final').length === 1);
     expect(h.notifier.of('reaction').map((r) => r.phase)).toEqual(['working', 'done']);
+    // The run is stored completed before its answer is posted and the thread remembers the exchange.
+    await startJobDone(data);
     const history = await h.store.threads.history({ teamId: 'T1', channelId: 'C1', threadTs: data.threadTs });
     expect(history).toEqual([
       { role: 'user', content: 'is payments ok?' },
@@ -48,7 +60,7 @@ describe('worker: runs through the queue', () => {
     const runId = await h.enqueueStart(data);
     await h.enqueueStart(data);
     await h.waitForStatus(runId, 'completed');
-    await new Promise((r) => setTimeout(r, 200));
+    await startJobDone(data);
     // A redelivery after completion (a different BullMQ job id) finds the run done and posts nothing.
     await addRunJob(h.queue, { name: 'start', data: { ...data, queuedBehind: 'r-someone' } });
     await new Promise((r) => setTimeout(r, 300));
@@ -191,10 +203,11 @@ describe('worker: runs through the queue', () => {
     await addRunJob(h.queue, { name: 'cancel', data: { v: 1, runId, by: 'UREQ' } });
     const run = await h.waitForStatus(runId, 'cancelled');
     expect(run.state.stopMessage).toBe('Cancelled by <@UREQ>.');
-    expect((await h.store.approvals.get(card.view.approvalId))?.status).toBe('cancelled');
+    // The run is stored cancelled before its approvals are: the card update comes after both.
     await h.waitFor('cancelled card', () =>
       h!.notifier.of('update_card').find((u) => u.view.status === 'cancelled'),
     );
+    expect((await h.store.approvals.get(card.view.approvalId))?.status).toBe('cancelled');
     await h.waitFor('end notice', () =>
       h!.notifier.of('final').find((f) => f.answer.stopReason === 'cancelled'),
     );
@@ -218,7 +231,7 @@ describe('worker: runs through the queue', () => {
     const card = await h.waitFor('card', () => h!.notifier.of('card')[0]);
     const followUp = h.startJob('and how is it now?', { threadTs: first.threadTs, kind: 'thread_reply' });
     const secondRunId = await h.enqueueStart(followUp);
-    await new Promise((r) => setTimeout(r, 300));
+    await startJobDone(followUp);
     expect(await h.store.runs.loadRun(secondRunId)).toBeNull();
     await h.decide(card.view.approvalId, 'approved');
     await h.waitForStatus(runId, 'completed');
@@ -244,7 +257,7 @@ describe('worker: runs through the queue', () => {
     const card = await h.waitFor('card', () => h!.notifier.of('card')[0]);
     const followUp = h.startJob('and how is it now?', { threadTs: first.threadTs, kind: 'thread_reply' });
     const secondRunId = await h.enqueueStart(followUp);
-    await new Promise((r) => setTimeout(r, 300));
+    await startJobDone(followUp);
     // The first run's end hands the thread to the follow-up, then adding its start job fails once (as if
     // the worker died right there): the resume job fails and is retried.
     const add = h.queue.add.bind(h.queue);

@@ -65,6 +65,16 @@ export function expectDecidedCard(w: SlackWorld, c: DeployCase, decision: RegExp
   expect(buttonsOf(message.blocks).map((b) => b.actionId)).toEqual([ACTION_IDS.details]);
 }
 
+/**
+ * The card a click decided, once the bot has redrawn it. The bot redraws the card while it queues the
+ * resume job, so the run can end and its answer be posted before the edit reaches Slack: this waits for
+ * the edit, then checks it as `expectDecidedCard` does.
+ */
+export async function expectRedrawnCard(w: SlackWorld, c: DeployCase, decision: RegExp): Promise<void> {
+  await w.waitFor('the bot to redraw the card', () => w.message(c.card).history.length > 0);
+  expectDecidedCard(w, c, decision);
+}
+
 /** The contents of the tool results in the last request the model got for `tag`. */
 export function toolResultsSeen(w: SlackWorld, tag: string): string[] {
   return (w.model.requestsOf(tag).at(-1)?.body.messages ?? [])

@@ -37,6 +37,8 @@ export interface World {
   slack: FakeSlack;
   /** Answers every GET after `holdMs` with a small JSON status; `requests` records arrivals. */
   slow: HttpFixture;
+  /** performance.now() of each answer `slow` sent (none for a request whose client went away first). */
+  slowAnswers: number[];
   /** The URL the model is scripted to fetch. */
   slowUrl: string;
   config: TempDir;
@@ -64,9 +66,12 @@ export async function startWorld(options: WorldOptions): Promise<World> {
   const config = tempDir();
   const openai = await startFakeOpenAI(options.script);
   const slack = await startFakeSlack({ token: SLACK_TOKEN });
+  const slowAnswers: number[] = [];
   const slow = await startHttpFixture(async (_req, res) => {
     await new Promise((r) => setTimeout(r, options.holdMs));
-    if (!res.destroyed) reply(res, 200, 'application/json', '{"status":"all systems operational"}');
+    if (res.destroyed) return;
+    reply(res, 200, 'application/json', '{"status":"all systems operational"}');
+    slowAnswers.push(performance.now());
   });
   const configPath = config.write('loopgate.yaml', httpGetPolicy(`${slow.url}/`));
   const env = {
@@ -91,6 +96,7 @@ export async function startWorld(options: WorldOptions): Promise<World> {
     openai,
     slack,
     slow,
+    slowAnswers,
     slowUrl: `${slow.url}/status`,
     config,
     env,
