@@ -5,8 +5,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeStep, RecordedRequest } from '../fakes/openai-server.js';
+import { killAllLoopgate, spawnLoopgate } from './support/loopgate-process.js';
 import { tempDir } from './support/temp-config.js';
-import { killAllWorkers, spawnWorker } from './support/worker-process.js';
 import { CHANNEL, startWorld, type World } from './support/world.js';
 
 const HOLD_MS = 3_000;
@@ -14,7 +14,7 @@ const ANSWER = 'The status page says all systems are operational.';
 
 let world: World | undefined;
 afterEach(async () => {
-  await killAllWorkers();
+  await killAllLoopgate();
   await world?.close();
   world = undefined;
 });
@@ -51,9 +51,9 @@ describe('worker processes', () => {
     // The model's reply is already in Redis: the turn with the http_get call is open, its result missing.
     const beforeCrash = await w.loadRun(runId);
     expect(beforeCrash?.state.turn?.slots.map((s) => [s.tool, s.result])).toEqual([['http_get', null]]);
-    first.crash();
+    first.kill('SIGKILL');
     const killedAt = performance.now();
-    const exit = await first.exited;
+    const exit = await first.exit;
     expect(exit.signal).toBe('SIGKILL');
 
     const second = w.startWorker();
@@ -96,7 +96,7 @@ describe('worker processes', () => {
     // A job added while the worker stops is not taken by it.
     const later = await w.ask('And the other one?');
 
-    const exit = await first.exited;
+    const exit = await first.exit;
     expect(exit.code).toBe(0);
     // It waited for the step in flight (the slow response, sent HOLD_MS after the request came) and stayed
     // well within the 25 s grace period.
@@ -147,7 +147,8 @@ describe('worker processes', () => {
     const dir = tempDir();
     try {
       const path = dir.write('bad.yaml', 'budgets:\n  maxSteps: 0\n');
-      const worker = spawnWorker(
+      const worker = spawnLoopgate(
+        'worker',
         {
           REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
           LOOPGATE_PREFIX: '{lgbadconfig}',
@@ -162,7 +163,7 @@ describe('worker processes', () => {
         },
         dir.dir,
       );
-      const exit = await worker.exited;
+      const exit = await worker.exit;
       expect(exit.code).toBe(1);
       expect(worker.stderr()).toContain(`invalid configuration in ${path}`);
       expect(worker.stderr()).toContain('budgets.maxSteps');

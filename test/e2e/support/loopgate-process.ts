@@ -2,7 +2,7 @@
  * loopgate's own processes for end-to-end tests: `tsx src/bot/main.ts` (npm run bot),
  * `tsx src/worker/main.ts` (npm run worker) or `tsx src/main.ts` (npm start), each spawned as the leader of
  * its own process group so that SIGKILL to the group reaches tsx and the Node process it runs, and
- * nothing outlives the test (`killAllLoopgate`). Adapted from worker-process.ts, which spawns workers only.
+ * nothing outlives the test (`killAllLoopgate`).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -23,6 +23,13 @@ export type Entry = keyof typeof ENTRIES;
 const logLine = z.looseObject({ level: z.union([z.string(), z.number()]), msg: z.string() });
 export type LogLine = z.infer<typeof logLine>;
 
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** performance.now() when the process exited. */
+  at: number;
+}
+
 export interface LoopgateProcess {
   entry: Entry;
   pid: number;
@@ -33,9 +40,13 @@ export interface LoopgateProcess {
   waitForLog(predicate: (line: LogLine) => boolean, what: string, timeoutMs?: number): Promise<LogLine>;
   /** True once the process has exited. */
   exited(): boolean;
+  /** Resolves when the process has exited. */
+  exit: Promise<Exit>;
+  /** Sends `signal` as `kill <pid>` would (tsx relays it to the Node process it runs). */
+  signal(signal: NodeJS.Signals): void;
   /** Everything the process printed, for failure messages. */
   output(): string;
-  /** Sends `signal` to the process group (tsx and the Node process it runs). */
+  /** Sends `signal` to the process group: SIGKILL makes tsx and the Node process die at once, uncleaned. */
   kill(signal: NodeJS.Signals): void;
 }
 
@@ -99,10 +110,13 @@ export function spawnLoopgate(entry: Entry, env: Record<string, string>, cwd: st
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
     err += chunk;
   });
-  child.once('close', () => {
-    gone = true;
-    running.delete(child);
-    for (const notify of [...onExit]) notify();
+  const exit = new Promise<Exit>((resolve) => {
+    child.once('close', (code, signal) => {
+      gone = true;
+      running.delete(child);
+      for (const notify of [...onExit]) notify();
+      resolve({ code, signal, at: performance.now() });
+    });
   });
   const output = () => `--- ${entry} ${child.pid} stdout ---\n${raw.slice(-4_000)}\n--- stderr ---\n${err}`;
 
@@ -113,6 +127,10 @@ export function spawnLoopgate(entry: Entry, env: Record<string, string>, cwd: st
     stderr: () => err,
     exited: () => gone,
     output,
+    exit,
+    signal: (signal) => {
+      child.kill(signal);
+    },
     kill: (signal) => killGroup(child, signal),
     waitForLog(predicate, what, timeoutMs = 30_000) {
       const past = lines.find(predicate);

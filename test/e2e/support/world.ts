@@ -15,8 +15,8 @@ import { createStore, type Store } from '../../../src/store/store.js';
 import { type HttpFixture, reply, startHttpFixture } from '../../fakes/http-fixtures.js';
 import { type FakeOpenAI, type FakeStep, startFakeOpenAI } from '../../fakes/openai-server.js';
 import { type FakeSlack, startFakeSlack } from '../../fakes/slack-api-server.js';
+import { killAllLoopgate, type LoopgateProcess, spawnLoopgate } from './loopgate-process.js';
 import { httpGetPolicy, type TempDir, tempDir } from './temp-config.js';
-import { killAllWorkers, spawnWorker, type WorkerProcess } from './worker-process.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const SLACK_TOKEN = 'xoxb-test';
@@ -44,7 +44,7 @@ export interface World {
   config: TempDir;
   /** The worker's environment (LOOPGATE_CONFIG points at the http_get policy). */
   env: Record<string, string>;
-  startWorker(env?: Record<string, string>): WorkerProcess;
+  startWorker(env?: Record<string, string>): LoopgateProcess;
   /** Posts the question in the fake Slack and enqueues its start job, as the bot would. */
   ask(text: string): Promise<{ runId: string; threadTs: string }>;
   loadRun(runId: string): Promise<LoadedRun | null>;
@@ -100,7 +100,7 @@ export async function startWorld(options: WorldOptions): Promise<World> {
     slowUrl: `${slow.url}/status`,
     config,
     env,
-    startWorker: (overrides = {}) => spawnWorker({ ...env, ...overrides }, config.dir),
+    startWorker: (overrides = {}) => spawnLoopgate('worker', { ...env, ...overrides }, config.dir),
     async ask(text) {
       const question = slack.userMessage({ channel: CHANNEL, user: 'U0ALICE', text });
       const data: StartJobData = {
@@ -129,7 +129,7 @@ export async function startWorld(options: WorldOptions): Promise<World> {
       }
     },
     async close() {
-      await killAllWorkers();
+      await killAllLoopgate();
       await Promise.allSettled([openai.close(), slack.close(), slow.close()]);
       await queue.obliterate({ force: true }).catch(() => {});
       await queue.close().catch(() => {});
