@@ -2,13 +2,13 @@ import { cancelRun } from '../loop/decisions.js';
 import { decideAndContinue, type RunOutcome, runUntilPause } from '../loop/run.js';
 import { isFinished } from '../loop/state.js';
 import type { Decision, EngineDeps, EngineEvent, Logger } from '../loop/types.js';
-import { recordEngineEvent } from '../metrics/metrics.js';
 import type { RunSlackContext } from '../slack/notifier-port.js';
 import { AWAITING_APPROVAL_TEXT, progressText, THINKING_TEXT } from '../slack/progress.js';
 import { RunCheckpointer, storeExecutionLedger } from '../store/engine-ports.js';
 import { approvalIdFor } from '../store/ids.js';
 import type { LoadedRun } from '../store/run-store.js';
 import { deliverEnd } from './deliver-end.js';
+import { engineDeps } from './engine-deps.js';
 import { cancelApprovalCards, markUnknownOutcomes, postPause } from './pause.js';
 import { type AdvanceResult, type HeldLease, withRunLease } from './run-lease.js';
 import type { WorkerRuntime } from './runtime.js';
@@ -103,16 +103,10 @@ async function advanceHeld(
   };
   const checkpointer = new RunCheckpointer(rt.store.runs, runId, fence, loaded.persisted);
   const deps: EngineDeps = {
-    model: rt.model,
-    tools: rt.tools,
-    clock: rt.clock,
-    logger: log,
-    emit: (event) => {
-      trace.record(event);
-      if (rt.metrics) recordEngineEvent(rt.metrics, event);
+    ...engineDeps(rt, log, trace, (event) => {
       const text = progressOf(event);
       if (text) void rt.notifier.progress(ctx, text).then(recordPlaceholder);
-    },
+    }),
     checkpoint: async (state) => {
       if (lease.lost()) log.warn({}, 'checkpoint after a failed lease renewal');
       await checkpointer.checkpoint(state, trace.take());

@@ -1,12 +1,12 @@
 import { executeApproved, type Resolution } from '../loop/decisions.js';
 import type { Decision, EngineDeps, GatedCall, Logger, RunState } from '../loop/types.js';
-import { recordEngineEvent } from '../metrics/metrics.js';
 import type { ResumeJobData } from '../queue/job-data.js';
 import { approvalViewFromRecord } from '../slack/approval-view.js';
 import { escapeAndTruncate, userMention } from '../slack/mrkdwn.js';
 import { storeExecutionLedger } from '../store/engine-ports.js';
 import type { ApprovalRecord } from '../store/records.js';
 import { slackContextOf } from './advance.js';
+import { engineDeps } from './engine-deps.js';
 import { type AdvanceResult, withRunLease } from './run-lease.js';
 import type { WorkerRuntime } from './runtime.js';
 import { TraceRecorder } from './trace-recorder.js';
@@ -108,14 +108,7 @@ async function runOnce(
 ): Promise<Resolution> {
   const trace = new TraceRecorder(rt.store.runs, state.runId, rt.clock.now);
   const deps: EngineDeps = {
-    model: rt.model,
-    tools: rt.tools,
-    clock: rt.clock,
-    logger: log,
-    emit: (event) => {
-      trace.record(event);
-      if (rt.metrics) recordEngineEvent(rt.metrics, event);
-    },
+    ...engineDeps(rt, log, trace),
     ledger: storeExecutionLedger(rt.store.ledger, {
       runId: state.runId,
       fence,
