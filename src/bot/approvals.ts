@@ -200,7 +200,7 @@ export async function reapproveClicked(ctx: BotContext, target: ClickTarget): Pr
       return tellClicker(
         ctx,
         target,
-        `The outcome of this \`${record.tool}\` call is not unknown, so there is nothing to approve again. Nothing was changed.`,
+        `This \`${record.tool}\` call has no unknown outcome (it never started, or its result is recorded), so there is nothing to approve again. Nothing was changed.`,
       );
     }
     throw error;
