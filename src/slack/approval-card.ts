@@ -52,6 +52,8 @@ export interface ApprovalView {
   /** Epoch ms. */
   decidedAt?: number | null;
   decisionReason?: string | null;
+  /** What came of running the call, when the card reports it (a call approved again). Plain text. */
+  outcome?: string | null;
 }
 
 const EFFECT_SENTENCE: Record<GatedCall['effect'], string> = {
@@ -180,6 +182,7 @@ export function approvalCard(view: ApprovalView): SlackMessage {
     ),
   );
   if (view.status !== 'pending') blocks.push(section(decisionText(view)));
+  if (view.outcome) blocks.push(labelled('Result', view.outcome));
   blocks.push(actions(`loopgate_approval`, buttonsFor(view)));
 
   return { text: fallbackText(view), blocks };

@@ -3,9 +3,13 @@ import type { ApprovalStatus, ApprovalView } from './approval-card.js';
 
 /**
  * The card's view of a stored approval. `status` overrides the record's own for states the approval
- * record does not hold (the ledger's `outcome_unknown`).
+ * record does not hold (the ledger's `outcome_unknown`); `outcome` says what running the call gave.
  */
-export function approvalViewFromRecord(record: ApprovalRecord, status?: ApprovalStatus): ApprovalView {
+export function approvalViewFromRecord(
+  record: ApprovalRecord,
+  status?: ApprovalStatus,
+  outcome?: string,
+): ApprovalView {
   return {
     approvalId: record.approvalId,
     runId: record.runId,
@@ -22,5 +26,6 @@ export function approvalViewFromRecord(record: ApprovalRecord, status?: Approval
     decidedBy: record.decidedBy,
     decidedAt: record.decidedAt,
     decisionReason: record.decisionReason,
+    ...(outcome ? { outcome } : {}),
   };
 }

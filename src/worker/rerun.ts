@@ -27,8 +27,14 @@ function callOf(record: ApprovalRecord): GatedCall {
 
 const SUMMARY_CHARS = 1_500;
 
-/** What the thread is told (Slack mrkdwn) and what the thread's memory keeps, once the call ran again. */
-export function rerunReport(record: ApprovalRecord, res: Resolution): { slack: string; memory: string } {
+/**
+ * Once the call ran again: what the thread is told (Slack mrkdwn), what its card shows (plain text) and
+ * what the thread's memory keeps.
+ */
+export function rerunReport(
+  record: ApprovalRecord,
+  res: Resolution,
+): { slack: string; memory: string; card: string } {
   const tool = `\`${escapeAndTruncate(record.tool, 100)}\``;
   const by = record.decidedBy ? `, approved again by ${userMention(record.decidedBy)}` : '';
   const summary = escapeAndTruncate(res.action.summary, SUMMARY_CHARS);
@@ -52,8 +58,9 @@ export function rerunReport(record: ApprovalRecord, res: Resolution): { slack: s
     default:
       slack = `:no_entry_sign: ${tool} was not run again: ${summary}`;
   }
+  const card = `Ran again: ${res.action.outcome.replaceAll('_', ' ')}. ${res.action.summary}`;
   const memory = `[${record.tool} was run again after an unknown outcome${record.decidedBy ? ` (approved by ${record.decidedBy})` : ''}: ${res.action.outcome}. ${res.action.summary}]`;
-  return { slack, memory };
+  return { slack, memory, card };
 }
 
 /**
@@ -83,11 +90,14 @@ export function rerunApproved(rt: WorkerRuntime, data: ResumeJobData, jobId: str
     // is reported, nothing runs.
     const res = await runOnce(rt, loaded.state, record, fence, log);
     const ctx = slackContextOf(loaded);
-    if (record.card) {
-      const shown = res.action.outcome === 'outcome_unknown' ? 'outcome_unknown' : undefined;
-      await rt.notifier.updateCard({ runId }, record.card, approvalViewFromRecord(record, shown));
-    }
     const report = rerunReport(record, res);
+    if (record.card) {
+      const view =
+        res.action.outcome === 'outcome_unknown'
+          ? approvalViewFromRecord(record, 'outcome_unknown')
+          : approvalViewFromRecord(record, undefined, report.card);
+      await rt.notifier.updateCard({ runId }, record.card, view);
+    }
     await rt.notifier.note(ctx, report.slack);
     await rt.store.threads.appendTurns(
       { teamId: loaded.slack.teamId, channelId: loaded.slack.channelId, threadTs: loaded.slack.threadTs },

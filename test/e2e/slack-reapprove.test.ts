@@ -67,6 +67,7 @@ describe('Approve again after a worker died mid-write (real bot and workers)', {
     const card = w.message(c.card);
     expect(wordsOf(card)).toContain(`*Approved* by <@${PEOPLE.sreB}>`);
     expect(wordsOf(card)).toContain('approved again after an unknown outcome');
+    expect(wordsOf(card)).toContain('Ran again: succeeded.');
     expect(buttonsOf(card.blocks).map((b) => b.actionId)).toEqual([ACTION_IDS.details]);
     const memory = await w.store.threads.history({
       teamId: w.id.teamId,

@@ -150,6 +150,15 @@ describe('approvalCard (after the decision)', () => {
     expectValidMessageBlocks(card.blocks);
   });
 
+  it('shows what running the call gave, when the view has it (a call approved again)', () => {
+    const card = approvalCard(
+      view({ status: 'approved', ...decided, outcome: 'Ran again: succeeded. restarted <!here>' }),
+    );
+    expect(allText(card.blocks)).toContain('*Result*\nRan again: succeeded. restarted &lt;!here&gt;');
+    expect(pings(card)).not.toContain('<!here>');
+    expectValidMessageBlocks(card.blocks);
+  });
+
   it('outcome_unknown explains and offers to approve again', () => {
     const card = approvalCard(view({ status: 'outcome_unknown', ...decided }));
     expect(allText(card.blocks)).toContain('Outcome unknown');

@@ -72,6 +72,7 @@ describe('worker: a call approved again after an unknown outcome', () => {
       approvalId: again.record.approvalId,
       status: 'approved',
       decidedBy: 'USRE',
+      outcome: expect.stringMatching(/^Ran again: succeeded\. /),
     });
     const memory = await h!.store.threads.history(thread);
     expect(memory.at(-1)).toMatchObject({
