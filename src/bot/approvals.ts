@@ -220,6 +220,17 @@ export async function reapproveClicked(ctx: BotContext, target: ClickTarget): Pr
     'approved again after an unknown outcome',
   );
   ctx.metrics?.approvalsDecided.inc({ decision: 'approved' });
-  redrawCard(ctx, again.record);
-  queueResume(ctx, again.record, { channel: card.channel, user: target.userId, threadTs: target.threadTs });
+  const decider = { channel: card.channel, user: target.userId, threadTs: target.threadTs };
+  const fields = { runId: record.runId, approvalId: again.record.approvalId };
+  // Redrawn before the resume is queued: the worker's later redraw, which adds the result, is the last.
+  ctx.background.run(
+    'update approval card, then queue the run again',
+    async () => {
+      await ctx.slack
+        .updateMessage(card.channel, card.ts, approvalCard(approvalViewFromRecord(again.record)))
+        .catch((err: unknown) => ctx.logger.warn({ ...fields, err }, 'could not redraw the approval card'));
+      queueResume(ctx, again.record, decider);
+    },
+    fields,
+  );
 }

@@ -18,13 +18,16 @@ afterAll(async () => {
   await w?.close();
 }, 60_000);
 
-/** The worker process holding the run's lease, from the holder id (`<host>-<pid>-<id>/<job>`). */
-async function workerHolding(runId: string) {
-  const holder = await w.store.context.redis.hget(w.store.context.keys.run(runId).lease, 'holder');
-  const pid = Number(/-(\d+)-[0-9a-f]{8}\//.exec(holder ?? '')?.[1]);
-  const worker = w.processes.find((p) => p.entry === 'worker' && p.logs().some((l) => l.pid === pid));
-  if (!worker) throw new Error(`no worker process holds run ${runId} (holder ${holder})`);
-  return worker;
+/**
+ * The worker process holding the run's lease, from the holder id (`<host>-<pid>-<id>/<job>`). Polled: on a
+ * loaded machine a renewal can come late and leave the lease unheld for a moment.
+ */
+function workerHolding(runId: string) {
+  return w.waitFor(`the worker holding run ${runId}`, async () => {
+    const holder = await w.store.context.redis.hget(w.store.context.keys.run(runId).lease, 'holder');
+    const pid = Number(/-(\d+)-[0-9a-f]{8}\//.exec(holder ?? '')?.[1]);
+    return w.processes.find((p) => p.entry === 'worker' && p.logs().some((l) => l.pid === pid));
+  });
 }
 
 describe('Approve again after a worker died mid-write (real bot and workers)', { timeout: 90_000 }, () => {

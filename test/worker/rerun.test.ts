@@ -16,6 +16,13 @@ afterEach(async () => {
   h = undefined;
 });
 
+/** The run's lease for 200 ms, as a worker about to die takes it, once the worker's own job let it go. */
+const takeLease = (runId: string, holder: string) =>
+  h!.waitFor(`the lease of ${runId}`, async () => {
+    const lease = await h!.store.leases.acquire(runId, holder, 200);
+    return lease.acquired ? lease : null;
+  });
+
 /**
  * A run whose approved `restart` was begun by a worker that then died: the next worker reports the
  * outcome as unknown and the run completes. Returns the run and the first round's approval.
@@ -33,8 +40,7 @@ async function runLeftUnknown() {
   const card = await h.waitFor('card', () => h!.notifier.of('card')[0]);
   const approvalId = card.view.approvalId;
   await h.store.approvals.decide({ approvalId, decision: 'approved', decidedBy: 'UMGR', now: Date.now() });
-  const lease = await h.store.leases.acquire(runId, 'dead-worker', 200);
-  if (!lease.acquired) throw new Error('lease');
+  const lease = await takeLease(runId, 'dead-worker');
   await h.store.ledger.begin({
     approvalId,
     fence: lease.fence,
@@ -102,8 +108,7 @@ describe('worker: a call approved again after an unknown outcome', () => {
     const { runId, approvalId } = await runLeftUnknown();
     const again = await h!.store.approvals.reapprove({ approvalId, decidedBy: 'USRE', now: Date.now() });
     const second = again.record.approvalId;
-    const lease = await h!.store.leases.acquire(runId, 'dead-again', 200);
-    if (!lease.acquired) throw new Error('lease');
+    const lease = await takeLease(runId, 'dead-again');
     await h!.store.ledger.begin({
       approvalId: second,
       fence: lease.fence,

@@ -168,8 +168,11 @@ describe('worker: runs through the queue', () => {
     const approvalId = card.view.approvalId;
     await h.store.approvals.decide({ approvalId, decision: 'approved', decidedBy: 'UMGR', now: Date.now() });
     // A worker took the lease and began executing, then died: the ledger says `executing`.
-    const lease = await h.store.leases.acquire(runId, 'dead-worker', 200);
-    if (!lease.acquired) throw new Error('lease');
+    // (once the worker's start job, which posted the card, has let the lease go)
+    const lease = await h.waitFor('the lease', async () => {
+      const taken = await h!.store.leases.acquire(runId, 'dead-worker', 200);
+      return taken.acquired ? taken : null;
+    });
     const began = await h.store.ledger.begin({
       approvalId,
       fence: lease.fence,
