@@ -257,10 +257,14 @@ describe('createOpenAIModel: aborts', () => {
       { content: 'never asked' },
     ]);
     const controller = new AbortController();
-    const started = Date.now();
-    setTimeout(() => controller.abort(), 150);
-    const err = await modelError(model.complete(ask({ signal: controller.signal })));
-    expect(Date.now() - started).toBeLessThan(5_000);
+    const pending = modelError(model.complete(ask({ signal: controller.signal })));
+    // Aborted once the 429 was answered, while the SDK waits its 10 s before the retry.
+    while (fake.requests.length === 0) await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 50));
+    const aborted = Date.now();
+    controller.abort();
+    const err = await pending;
+    expect(Date.now() - aborted).toBeLessThan(5_000);
     expect(err.message).toMatch(/^model request aborted/);
     expect(fake.requests).toHaveLength(1);
   });
