@@ -98,11 +98,12 @@ export function rerunApproved(rt: WorkerRuntime, data: ResumeJobData, jobId: str
           : approvalViewFromRecord(record, undefined, report.card);
       await rt.notifier.updateCard({ runId }, record.card, view);
     }
-    await rt.notifier.note(ctx, report.slack);
+    // Remembered before it is told, so a follow-up written as soon as the note shows sees it.
     await rt.store.threads.appendTurns(
       { teamId: loaded.slack.teamId, channelId: loaded.slack.channelId, threadTs: loaded.slack.threadTs },
       [{ role: 'assistant', content: report.memory }],
     );
+    await rt.notifier.note(ctx, report.slack);
     await rt.store.approvals.markReported(approvalId, rt.clock.now());
     log.info({ tool: record.tool, outcome: res.action.outcome }, 'approved call ran again');
     return { type: 'done' };
