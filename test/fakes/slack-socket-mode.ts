@@ -2,7 +2,7 @@
  * A stand-in for Slack's Socket Mode WebSocket endpoint (the URL `apps.connections.open` hands out): it
  * greets a client with `hello`, sends envelopes (`events_api`, `interactive`, `slash_commands`) as Slack
  * does, and resolves each send with the client's acknowledgement (`{ envelope_id, payload? }`).
- * Message shapes: https://api.slack.com/apis/socket-mode.
+ * Message shapes as Slack documents them for Socket Mode (api.slack.com, APIs → Socket Mode).
  */
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
