@@ -3,7 +3,6 @@ import type { StoreContext } from './context.js';
 import { decode } from './decode.js';
 import type { SlackContext } from './records.js';
 import {
-  indexedRunIds,
   indexKey,
   type RunRow,
   readRunRows,
@@ -66,7 +65,7 @@ export class RunIndex {
 
   /** Ids of the newest runs of a channel or a requester, newest first. */
   recentIds(scope: RunIndexScope, limit: number): Promise<string[]> {
-    return indexedRunIds(this.ctx, scope, limit);
+    return this.ctx.redis.zrevrange(indexKey(this.ctx, scope), 0, Math.max(0, limit - 1));
   }
 
   /** Ids of the newest runs under the prefix, by a SCAN bounded to `maxHeaders` run headers. */
@@ -82,7 +81,7 @@ export class RunIndex {
   /** The newest runs of a channel or a requester, newest first. */
   async recent(scope: RunIndexScope, limit = 10): Promise<RunSummary[]> {
     const key = indexKey(this.ctx, scope);
-    const runIds = await this.ctx.redis.zrevrange(key, 0, Math.max(0, limit - 1));
+    const runIds = await this.recentIds(scope, limit);
     const rows = await Promise.all(
       runIds.map((runId) =>
         this.ctx.redis.hmget(

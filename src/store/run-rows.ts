@@ -95,15 +95,6 @@ export function indexKey(ctx: StoreContext, scope: RunIndexScope): string {
     : ctx.keys.userIndex(scope.user.teamId, scope.user.userId);
 }
 
-/** The newest run ids of a channel or a requester, newest first (the indexes `/loopgate status` reads). */
-export async function indexedRunIds(
-  ctx: StoreContext,
-  scope: RunIndexScope,
-  limit: number,
-): Promise<string[]> {
-  return ctx.redis.zrevrange(indexKey(ctx, scope), 0, limit - 1);
-}
-
 export interface ScannedRunIds {
   /** Newest first, at most `limit`. */
   runIds: string[];

@@ -2,12 +2,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../demo/lib/free-port.js';
 import { createRedisConnection, createRunsQueue, startJobId } from '../../src/queue/index.js';
 import { type FakeSlack, startFakeSlack } from '../fakes/slack-api-server.js';
 import {
@@ -23,20 +23,6 @@ import { REDIS_URL } from './bot-fixture.js';
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const tsx = join(repoRoot, 'node_modules/.bin/tsx');
 const entry = join(repoRoot, 'src/bot/main.ts');
-
-/** A port free right now (the process binds it a moment later). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
 
 interface Started {
   child: ChildProcess;

@@ -9,6 +9,7 @@ import { runIdForEvent } from '../../src/store/ids.js';
 import { createStore, type Store } from '../../src/store/store.js';
 import { closeWorker, createRunWorker } from '../../src/worker/run-worker.js';
 import type { WorkerRuntime } from '../../src/worker/runtime.js';
+import { deleteKeys } from '../store/redis-fixture.js';
 import { silentLogger, testTools } from './engine.js';
 import { RecordingNotifier } from './recording-notifier.js';
 
@@ -175,14 +176,7 @@ export async function createHarness(options: HarnessOptions) {
       await queue.close();
       const admin = connections[0]!;
       const bare = prefix.slice(1, -1);
-      for (const pattern of [`${bare}:*`, `${prefix}:*`]) {
-        let cursor = '0';
-        do {
-          const [next, keys] = await admin.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
-          cursor = next;
-          if (keys.length > 0) await admin.del(...keys);
-        } while (cursor !== '0');
-      }
+      for (const pattern of [`${bare}:*`, `${prefix}:*`]) await deleteKeys(admin, pattern);
       for (const c of connections) c.disconnect();
     },
   };

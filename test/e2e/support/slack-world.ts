@@ -6,8 +6,8 @@
  * them. `close()` kills the processes, stops the fakes and deletes the prefix's keys, whatever happened.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import type { Redis } from 'ioredis';
+import { freePort } from '../../../demo/lib/free-port.js';
 import { createRedisConnection } from '../../../src/queue/connection.js';
 import { createRunsQueue, type RunsQueue } from '../../../src/queue/runs-queue.js';
 import { ACTION_IDS, CALLBACK_IDS, REJECT_REASON_INPUT } from '../../../src/slack/ids.js';
@@ -45,6 +45,7 @@ import {
   threadReplyEvent,
   viewSubmissionPayload,
 } from '../../fakes/slack-signing.js';
+import { deleteKeys } from '../../store/redis-fixture.js';
 import { killAllLoopgate, type LoopgateProcess, spawnLoopgate } from './loopgate-process.js';
 import { type ModelRouter, routeModel } from './model-brains.js';
 import { buttonOf, type Card, cardsIn } from './slack-view.js';
@@ -145,20 +146,6 @@ export interface SlackWorld {
   close(): Promise<void>;
 }
 
-/** A port free right now (the process binds it a moment later). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
-
 function policyYaml(fixtureUrl: string): string {
   return [
     'approvals:',
@@ -221,14 +208,7 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
     await queue.close().catch(() => {});
     const admin = connections[0];
     if (admin) {
-      for (const pattern of [`${bare}:*`, `${prefix}:*`]) {
-        let cursor = '0';
-        do {
-          const [next, keys] = await admin.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
-          cursor = next;
-          if (keys.length > 0) await admin.del(...keys);
-        } while (cursor !== '0');
-      }
+      for (const pattern of [`${bare}:*`, `${prefix}:*`]) await deleteKeys(admin, pattern);
     }
     for (const c of connections) c.disconnect();
     config.remove();

@@ -15,6 +15,7 @@ import { createStore, type Store } from '../../../src/store/store.js';
 import { type HttpFixture, reply, startHttpFixture } from '../../fakes/http-fixtures.js';
 import { type FakeOpenAI, type FakeStep, startFakeOpenAI } from '../../fakes/openai-server.js';
 import { type FakeSlack, startFakeSlack } from '../../fakes/slack-api-server.js';
+import { deleteKeys } from '../../store/redis-fixture.js';
 import { killAllLoopgate, type LoopgateProcess, spawnLoopgate } from './loopgate-process.js';
 import { httpGetPolicy, type TempDir, tempDir } from './temp-config.js';
 
@@ -134,14 +135,7 @@ export async function startWorld(options: WorldOptions): Promise<World> {
       await queue.obliterate({ force: true }).catch(() => {});
       await queue.close().catch(() => {});
       const admin = connections[0]!;
-      for (const pattern of [`${bare}:*`, `${prefix}:*`]) {
-        let cursor = '0';
-        do {
-          const [next, keys] = await admin.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
-          cursor = next;
-          if (keys.length > 0) await admin.del(...keys);
-        } while (cursor !== '0');
-      }
+      for (const pattern of [`${bare}:*`, `${prefix}:*`]) await deleteKeys(admin, pattern);
       for (const c of connections) c.disconnect();
       config.remove();
     },
