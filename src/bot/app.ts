@@ -27,7 +27,7 @@ import { createBackground } from './background.js';
 import { boltLevelOf, boltLogger } from './bolt-logger.js';
 import { loopgateCommand, SLASH_COMMAND } from './commands.js';
 import type { BotContext } from './context.js';
-import { detailsClicked } from './details.js';
+import { detailsClicked, fullTextClicked } from './details.js';
 import { messageReceived } from './events.js';
 import { healthRoutes, type Pingable } from './health.js';
 import { homeOpened } from './home.js';
@@ -240,6 +240,7 @@ function registerListeners(app: App, ctx: BotContext): void {
   app.action(ACTION_IDS.reject, onClick('reject click', rejectClicked));
   app.action(ACTION_IDS.reapprove, onClick('approve-again click', reapproveClicked));
   app.action(ACTION_IDS.details, onClick('details click', detailsClicked));
+  app.action(ACTION_IDS.fullText, onClick('full text click', fullTextClicked));
 
   app.view(CALLBACK_IDS.rejectReason, async ({ ack, body }) => {
     const submission = viewSubmissionSchema.parse(body);

@@ -3,9 +3,11 @@
  * steps, tool calls, arguments, durations, results and approvals, built from the stored run and the
  * durations its trace recorded.
  */
+import { approvalViewFromRecord } from '../slack/approval-view.js';
+import { fullTextModal } from '../slack/full-text-modal.js';
 import { timingsFromTrace, traceFromRunState } from '../slack/trace.js';
 import { traceModal } from '../slack/trace-modal.js';
-import { isRunId } from '../store/index.js';
+import { isApprovalId, isRunId } from '../store/index.js';
 import type { BotContext } from './context.js';
 import type { ClickTarget } from './slack-payloads.js';
 
@@ -13,14 +15,13 @@ import type { ClickTarget } from './slack-payloads.js';
  * Opens the trace modal of the run named by the button. A run that is gone, or a button whose run lives in
  * another conversation than the click, gets an ephemeral note instead.
  */
+const tellClicker = (ctx: BotContext, target: ClickTarget, text: string) =>
+  target.channelId
+    ? ctx.slack.ephemeral({ channel: target.channelId, user: target.userId, threadTs: target.threadTs }, text)
+    : Promise.resolve();
+
 export async function detailsClicked(ctx: BotContext, target: ClickTarget): Promise<void> {
-  const tell = (text: string) =>
-    target.channelId
-      ? ctx.slack.ephemeral(
-          { channel: target.channelId, user: target.userId, threadTs: target.threadTs },
-          text,
-        )
-      : Promise.resolve();
+  const tell = (text: string) => tellClicker(ctx, target, text);
   const runId = target.value;
   const run = isRunId(runId) ? await ctx.store.runs.loadRun(runId) : null;
   if (!run) return tell('I cannot find this run any more (finished runs are kept for a limited time).');
@@ -32,4 +33,22 @@ export async function detailsClicked(ctx: BotContext, target: ClickTarget): Prom
     target.triggerId,
     traceModal(traceFromRunState(run.state, timingsFromTrace(trace))),
   );
+}
+
+/**
+ * Opens the Full text modal of the approval named by the card's button: every character of the call's
+ * arguments, preview and reason. A button whose card lives in another conversation gets a note instead.
+ */
+export async function fullTextClicked(ctx: BotContext, target: ClickTarget): Promise<void> {
+  const record = isApprovalId(target.value) ? await ctx.store.approvals.get(target.value) : null;
+  if (!record)
+    return tellClicker(ctx, target, 'I cannot find this approval any more (it may have been cleaned up).');
+  if (record.card?.channel !== target.channelId) {
+    return tellClicker(
+      ctx,
+      target,
+      'This Full text button belongs to a card of another conversation, so it was ignored.',
+    );
+  }
+  await ctx.slack.openView(target.triggerId, fullTextModal(approvalViewFromRecord(record)));
 }

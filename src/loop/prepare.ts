@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { argsHash, callSignature } from './hash.js';
 import { errorResult } from './observation.js';
+import { tooLongToShow } from './shown-arguments.js';
 import type { AnyTool, RunState, ToolCall, ToolResult } from './types.js';
 
 export type PreparedCall =
@@ -17,8 +18,8 @@ function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
 
 /**
  * Turns a raw call from the model into something the engine can act on, or into an error result the
- * model can read and correct: unknown tool, malformed JSON, arguments failing the schema, or a gated
- * call identical to one a person already rejected in this run.
+ * model can read and correct: unknown tool, malformed JSON, arguments failing the schema, a gated call
+ * identical to one a person already rejected in this run, or one too long to show an approver in full.
  */
 export function prepareCall(
   call: ToolCall,
@@ -80,5 +81,7 @@ export function prepareCall(
       ),
     };
   }
+  const tooLong = tooLongToShow(call.name, parsed.data);
+  if (tooLong) return { kind: 'error', call, signature, result: tooLong };
   return { kind: 'gated', call, signature, tool, args: parsed.data, hash };
 }

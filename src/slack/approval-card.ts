@@ -17,7 +17,15 @@ import {
 } from './block-kit.js';
 import { ACTION_IDS } from './ids.js';
 import { SLACK_LIMITS } from './limits.js';
-import { escapeAndTruncate, escapeMrkdwn, mention, slackDate, userMention } from './mrkdwn.js';
+import {
+  escapeAndTruncate,
+  escapeMrkdwn,
+  mention,
+  showInvisible,
+  slackDate,
+  truncate,
+  userMention,
+} from './mrkdwn.js';
 
 export type ApprovalStatus =
   | 'pending'
@@ -70,6 +78,8 @@ const HEADER: Record<ApprovalStatus, string> = {
   outcome_unknown: '⚠️ Outcome unknown',
 };
 
+const FULL_TEXT_BUTTON = 'Full text';
+
 /** Approvers listed on the card; more are summarised as a count. */
 const MAX_LISTED_APPROVERS = 15;
 const SECTION_LABEL_ROOM = 40;
@@ -84,6 +94,26 @@ function approversText(view: ApprovalView): string {
 
 function labelled(label: string, body: string): KnownBlock {
   return section(`*${label}*\n${escapeAndTruncate(body, SLACK_LIMITS.sectionText - SECTION_LABEL_ROOM)}`);
+}
+
+const fitsLabelled = (body: string) =>
+  escapeMrkdwn(body).length <= SLACK_LIMITS.sectionText - SECTION_LABEL_ROOM;
+
+const REASON_CHARS = 1_500;
+
+/**
+ * The model's stated reason as one quoted line of plain text: no bold, code, quotes, links or mentions can
+ * imitate the card's own sections, and line breaks and invisible characters are shown, not obeyed.
+ */
+function reasonBlock(reason: string): KnownBlock {
+  const line = truncate(showInvisible(reason).replace(/\n/g, ' ↵ '), REASON_CHARS, '…');
+  return {
+    type: 'context',
+    elements: [
+      { type: 'mrkdwn', text: "*Why (the model's words, unchecked):*" },
+      { type: 'plain_text', text: `“${line}”`, emoji: false },
+    ],
+  };
 }
 
 function when(epochMs: number | null | undefined): string {
@@ -120,14 +150,19 @@ function decisionText(view: ApprovalView): string {
   }
 }
 
-function buttonsFor(view: ApprovalView): Button[] {
-  const details = button({ actionId: ACTION_IDS.details, text: 'Details', value: view.runId });
+function buttonsFor(view: ApprovalView, shortened: boolean): Button[] {
+  const details = [
+    ...(shortened
+      ? [button({ actionId: ACTION_IDS.fullText, text: FULL_TEXT_BUTTON, value: view.approvalId })]
+      : []),
+    button({ actionId: ACTION_IDS.details, text: 'Details', value: view.runId }),
+  ];
   switch (view.status) {
     case 'pending':
       return [
         button({ actionId: ACTION_IDS.approve, text: 'Approve', value: view.approvalId, style: 'primary' }),
         button({ actionId: ACTION_IDS.reject, text: 'Reject', value: view.approvalId, style: 'danger' }),
-        details,
+        ...details,
       ];
     case 'outcome_unknown':
       return [
@@ -142,10 +177,10 @@ function buttonsFor(view: ApprovalView): Button[] {
             deny: 'Not now',
           },
         }),
-        details,
+        ...details,
       ];
     default:
-      return [details];
+      return details;
   }
 }
 
@@ -167,11 +202,18 @@ export function approvalCard(view: ApprovalView): SlackMessage {
   ];
 
   const args = renderArguments(view.args, SLACK_LIMITS.sectionText - '*Arguments*\n'.length);
+  const shortened =
+    args.truncated ||
+    (view.preview != null && !fitsLabelled(showInvisible(view.preview))) ||
+    (view.reason != null && showInvisible(view.reason).length > REASON_CHARS);
   blocks.push(section(`*Arguments*\n${args.text}`));
-  if (args.truncated)
-    blocks.push(context('_Long values are shortened here; the full arguments are in Details._'));
-  if (view.reason) blocks.push(labelled("Why (the model's words)", view.reason));
-  if (view.preview) blocks.push(labelled('Preview', view.preview));
+  if (shortened) {
+    blocks.push(
+      context(`_Shortened here; every character of it is under *${FULL_TEXT_BUTTON}* below this card._`),
+    );
+  }
+  if (view.reason) blocks.push(reasonBlock(view.reason));
+  if (view.preview) blocks.push(labelled('Preview', showInvisible(view.preview)));
 
   const asked = `Asked by ${userMention(view.requesterId)}`;
   blocks.push(
@@ -183,7 +225,7 @@ export function approvalCard(view: ApprovalView): SlackMessage {
   );
   if (view.status !== 'pending') blocks.push(section(decisionText(view)));
   if (view.outcome) blocks.push(labelled('Result', view.outcome));
-  blocks.push(actions(`loopgate_approval`, buttonsFor(view)));
+  blocks.push(actions(`loopgate_approval`, buttonsFor(view, shortened)));
 
   return { text: fallbackText(view), blocks };
 }

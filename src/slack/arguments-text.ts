@@ -1,9 +1,10 @@
 /**
  * Renders a tool call's arguments for a person to check before approving: one `key: value` line per key
  * inside a preformatted block (so `*`, `_` and backticks in values show as typed), escaped, and sized to a
- * budget by shortening only the longest values.
+ * budget by shortening only the longest values. Invisible and reordering characters (CR, U+2028, bidi
+ * overrides, zero-width) are shown as their code points, so what the approver reads is what runs.
  */
-import { defuseFences, escapeAndTruncate, escapeMrkdwn } from './mrkdwn.js';
+import { defuseFences, escapeAndTruncate, escapeMrkdwn, showInvisible } from './mrkdwn.js';
 
 export interface RenderedArguments {
   /** mrkdwn, at most the requested number of characters. */
@@ -29,9 +30,24 @@ function rawValue(value: unknown): string {
 
 function entriesOf(args: unknown): [string | null, string][] {
   if (args !== null && typeof args === 'object' && !Array.isArray(args)) {
-    return Object.entries(args).map(([k, v]) => [k, defuseFences(rawValue(v))]);
+    return Object.entries(args).map(([k, v]) => [showInvisible(k), defuseFences(showInvisible(rawValue(v)))]);
   }
-  return [[null, defuseFences(rawValue(args))]];
+  return [[null, defuseFences(showInvisible(rawValue(args)))]];
+}
+
+/**
+ * Every argument, escaped and never shortened, as the lines of a preformatted block (without its fences):
+ * what the Full text modal shows.
+ */
+export function argumentsInFull(args: unknown): string {
+  const entries = entriesOf(args);
+  if (entries.length === 0) return '(no arguments)';
+  return entries
+    .map(([key, value]) => {
+      const label = key === null ? '' : `${escapeMrkdwn(key)}:${value.startsWith('\n') ? '' : ' '}`;
+      return `${label}${escapeMrkdwn(value)}`;
+    })
+    .join('\n');
 }
 
 /**

@@ -11,11 +11,14 @@ export const ACTION_IDS = {
   reapprove: 'loopgate_reapprove',
   /** value: the run id. Opens the trace modal. */
   details: 'loopgate_details',
+  /** value: the approval id. Opens the Full text modal (complete arguments, preview and reason). */
+  fullText: 'loopgate_full_text',
 } as const;
 
 export const CALLBACK_IDS = {
   rejectReason: 'loopgate_reject_reason',
   trace: 'loopgate_trace',
+  fullText: 'loopgate_full_text',
 } as const;
 
 /** block_id / action_id of the reason input in the reject-reason modal. */

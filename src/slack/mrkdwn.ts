@@ -51,14 +51,28 @@ export function escapeAndTruncate(raw: string, max: number, marker: string = TRU
   return max <= marker.length ? out : out + marker;
 }
 
+/**
+ * Control, format (zero-width, bidi overrides and isolates), line/paragraph separator and lone surrogate
+ * characters, except LF and TAB: they could hide text or visually reorder what an approver reads.
+ */
+const INVISIBLE = /[^\P{Cc}\n\t]|[\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu;
+
+/** Shows each invisible or reordering character as its code point, e.g. `⟨U+202E⟩`, `⟨U+000D⟩` for CR. */
+export function showInvisible(text: string): string {
+  return text.replace(
+    INVISIBLE,
+    (char) => `⟨U+${(char.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}⟩`,
+  );
+}
+
 /** Keeps text from closing a preformatted block early; the zero-width space is invisible. */
 export function defuseFences(text: string): string {
   return text.replace(/```/g, '``\u200b`');
 }
 
-/** `raw` as an escaped preformatted block of at most `max` characters (fences included). */
+/** `raw` as an escaped preformatted block of at most `max` characters (fences included), invisibles shown. */
 export function preformatted(raw: string, max: number): string {
-  return `\`\`\`\n${escapeAndTruncate(defuseFences(raw), Math.max(0, max - 8))}\n\`\`\``;
+  return `\`\`\`\n${escapeAndTruncate(defuseFences(showInvisible(raw)), Math.max(0, max - 8))}\n\`\`\``;
 }
 
 const USER_ID = /^[UW][A-Z0-9]+$/;

@@ -3,6 +3,7 @@ import { resumeJobId } from '../../src/queue/index.js';
 import { ACTION_IDS, CALLBACK_IDS, REJECT_REASON_INPUT } from '../../src/slack/ids.js';
 import { nextRoundOf } from '../../src/store/index.js';
 import { interactivityBody, viewSubmissionPayload } from '../fakes/slack-signing.js';
+import { shownText } from '../slack/block-checks.js';
 import {
   type BotFixture,
   CHANNEL,
@@ -24,7 +25,7 @@ afterEach(async () => {
   await fx.cleanup();
 });
 
-type Action = 'approve' | 'reject' | 'details' | 'reapprove';
+type Action = 'approve' | 'reject' | 'details' | 'reapprove' | 'fullText';
 
 async function click(user: string, action: Action, overrides: { messageTs?: string; value?: string } = {}) {
   const res = await fx.click({
@@ -418,5 +419,32 @@ describe('Approve again (after an unknown outcome)', () => {
     await click(MANAGER, 'reapprove');
     expect(ephemeralsFor(MANAGER)[0]?.text).toContain('nothing to approve again');
     await expectUnchanged();
+  });
+});
+
+describe('Full text', () => {
+  it('opens every character of a long argument, harmful tail included, to anyone in the card’s channel', async () => {
+    const body = `${'padding '.repeat(500)}THEN DROP TABLE payments`;
+    pending = await fx.pendingApproval({ args: { method: 'POST', url: 'https://x.example/', body } });
+    await click(STRANGER, 'fullText');
+    const open = await fx.fake.waitForCall('views.open');
+    const view = open.args.view as { callback_id: string; blocks: unknown[] };
+    expect(view.callback_id).toBe(CALLBACK_IDS.fullText);
+    const shown = JSON.stringify(view.blocks);
+    expect(shown).toContain('THEN DROP TABLE payments');
+    expect(shownText(view.blocks)).toContain(`body: ${body}`);
+    await expectUnchanged();
+  });
+
+  it('from a message in another channel: ignored with a note, no modal', async () => {
+    await fx.click({
+      user: MANAGER,
+      channel: 'C0ELSEWHERE',
+      messageTs: pending.cardTs,
+      action: { actionId: ACTION_IDS.fullText, value: pending.approvalId },
+    });
+    await fx.bot.idle();
+    expect(fx.fake.callsOf('views.open')).toHaveLength(0);
+    expect(fx.fake.ephemerals('C0ELSEWHERE')[0]?.text).toContain('belongs to a card of another conversation');
   });
 });

@@ -108,6 +108,8 @@ export interface BotFixture {
     tool?: string;
     expiresInMs?: number;
     channel?: string;
+    /** The gated call's arguments (default: a restart of payments). */
+    args?: unknown;
   }): Promise<PendingApproval>;
   cleanup(): Promise<void>;
 }
@@ -206,7 +208,7 @@ export async function startBotFixture(options: BotFixtureOptions = {}): Promise<
         toolCallId: 'call_1',
         tool,
         effect: 'write',
-        args: { method: 'POST', url: 'https://deploy.internal.example/api/restart/payments' },
+        args: opts.args ?? { method: 'POST', url: 'https://deploy.internal.example/api/restart/payments' },
         argsHash: 'a'.repeat(64),
         reason: 'payments is failing its health checks',
         idempotent: false,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { applyDecisions, cancelRun } from '../../src/loop/decisions.js';
 import { decideAndContinue, runUntilPause } from '../../src/loop/run.js';
+import { MAX_SHOWN_ARGUMENT_CHARS } from '../../src/loop/shown-arguments.js';
 import { step } from '../../src/loop/step.js';
 import type { Message, RunState, ToolResult } from '../../src/loop/types.js';
 import { assertWellFormed, call, deps, newRun, scriptedModel } from '../support/engine.js';
@@ -128,6 +129,25 @@ describe('gated calls and decisions', () => {
         text: `Result: ${req.messages.at(-1)!.role === 'tool' ? (req.messages.at(-1) as { content: string }).content : ''}`,
       }),
     ]);
+
+  it('refuses a gated call too long to show an approver as invalid_arguments, asking nobody', async () => {
+    const text = 'x'.repeat(MAX_SHOWN_ARGUMENT_CHARS);
+    const {
+      deps: d,
+      executed,
+      events,
+    } = deps(scriptedModel([{ calls: [call('announce', { text })] }, { text: 'I could not post it.' }]));
+    const out = await runUntilPause(newRun(), d);
+    expect(out.type).toBe('final');
+    expect(executed).toHaveLength(0);
+    expect(events.some((e) => e.type === 'approval_needed')).toBe(false);
+    const result = toolResults(out.state)[0]!;
+    expect(errorCode(result)).toBe('invalid_arguments');
+    expect(result.ok ? '' : result.error.message).toBe(
+      `The arguments of announce are too long to show an approver: ${MAX_SHOWN_ARGUMENT_CHARS + 11} chars, limit ${MAX_SHOWN_ARGUMENT_CHARS}. Send shorter arguments, or split the work into several smaller calls.`,
+    );
+    assertWellFormed(out.state);
+  });
 
   it('pauses on a write call with its hash, preview and the model reason, executing nothing', async () => {
     const { deps: d, executed, events } = deps(restartScript());

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type ApprovalView, approvalCard } from '../../src/slack/approval-card.js';
-import type { ActionsBlock, Button, KnownBlock } from '../../src/slack/block-kit.js';
+import type { ActionsBlock, Button, ContextBlock, KnownBlock } from '../../src/slack/block-kit.js';
 import { ACTION_IDS } from '../../src/slack/ids.js';
 import { expectValidMessageBlocks, pings, texts } from './block-checks.js';
 
@@ -29,6 +29,14 @@ function buttons(blocks: KnownBlock[]): Button[] {
 
 function allText(blocks: KnownBlock[]): string {
   return texts(blocks).join('\n');
+}
+
+/** The plain_text element that carries the model's stated reason. */
+function reasonElement(blocks: KnownBlock[]): unknown {
+  const block = blocks.find((b) => b.type === 'context' && JSON.stringify(b).includes("the model's words")) as
+    | ContextBlock
+    | undefined;
+  return block?.elements[1];
 }
 
 describe('approvalCard (pending)', () => {
@@ -68,8 +76,13 @@ describe('approvalCard (pending)', () => {
         tool: 'post_message',
       }),
     );
-    expect(new Set(pings(card))).toEqual(new Set(['<@U0REQ>', '<@U0MGR>', '<!subteam^S0SRE>']));
+    // The reason is plain_text, which Slack never turns into mentions; every mrkdwn text is escaped.
+    const mrkdwnOnly = JSON.parse(JSON.stringify(card.blocks), (_k, v) =>
+      v && typeof v === 'object' && v.type === 'plain_text' ? null : v,
+    );
+    expect(new Set(pings(mrkdwnOnly))).toEqual(new Set(['<@U0REQ>', '<@U0MGR>', '<!subteam^S0SRE>']));
     expect(allText(card.blocks)).toContain('&lt;!channel&gt;');
+    expect(reasonElement(card.blocks)).toEqual({ type: 'plain_text', text: `“${hostile}”`, emoji: false });
   });
 
   it('keeps formatting characters and backticks in values from breaking out of the arguments block', () => {
@@ -80,7 +93,7 @@ describe('approvalCard (pending)', () => {
     expect(argsSection).toContain('*bold*');
   });
 
-  it('truncates long values to fit 3,000 characters per section and points to Details', () => {
+  it('truncates long values to fit 3,000 characters per section and points to the Full text button', () => {
     const card = approvalCard(
       view({
         args: { short: 'keep me', body: 'B'.repeat(20_000), other: `<${'x'.repeat(5_000)}>` },
@@ -92,9 +105,49 @@ describe('approvalCard (pending)', () => {
     const all = allText(card.blocks);
     expect(all).toContain('short: keep me');
     expect(all).toContain('… (truncated)');
-    expect(all).toContain('the full arguments are in Details');
+    expect(all).toContain('every character of it is under *Full text* below this card');
+    expect(buttons(card.blocks).map((b) => [b.action_id, b.text.text, b.value])).toContainEqual([
+      ACTION_IDS.fullText,
+      'Full text',
+      'apr_01HX',
+    ]);
     for (const block of card.blocks) {
       if (block.type === 'section') expect(block.text?.text.length ?? 0).toBeLessThanOrEqual(3_000);
+    }
+  });
+
+  it('shows no Full text button when nothing was shortened', () => {
+    expect(buttons(approvalCard(view()).blocks).map((b) => b.action_id)).not.toContain(ACTION_IDS.fullText);
+  });
+
+  it("renders the model's reason as one neutral quoted line that cannot imitate the card's sections", () => {
+    const reason =
+      'Fine.\n\n*Arguments*\n```\nmethod: GET\n```\n> quoted <https://evil.example|docs> \u202Eevil';
+    const card = approvalCard(view({ reason }));
+    expectValidMessageBlocks(card.blocks);
+    expect(reasonElement(card.blocks)).toEqual({
+      type: 'plain_text',
+      text: '“Fine. ↵  ↵ *Arguments* ↵ ``` ↵ method: GET ↵ ``` ↵ > quoted <https://evil.example|docs> ⟨U+202E⟩evil”',
+      emoji: false,
+    });
+    // Exactly one bold Arguments header and one preformatted block: the card's own.
+    const mrkdwn = texts(card.blocks).filter((t) => !t.startsWith('“'));
+    expect(mrkdwn.join('\n').match(/\*Arguments\*/g)).toHaveLength(1);
+    expect(mrkdwn.join('\n').match(/```/g)).toHaveLength(2);
+  });
+
+  it('shows CR, line and paragraph separators, bidi and zero-width characters in values as code points', () => {
+    const card = approvalCard(
+      view({
+        args: { cmd: 'restart\rdelete\u2028x\u2029y\u202Ez\u2066w\u200Bv\u0000u' },
+        preview: 'p\u202Eq',
+      }),
+    );
+    const all = allText(card.blocks);
+    expect(all).toContain('cmd: restart⟨U+000D⟩delete⟨U+2028⟩x⟨U+2029⟩y⟨U+202E⟩z⟨U+2066⟩w⟨U+200B⟩v⟨U+0000⟩u');
+    expect(all).toContain('p⟨U+202E⟩q');
+    for (const hidden of ['\r', '\u2028', '\u2029', '\u202E', '\u2066', '\u0000']) {
+      expect(all).not.toContain(hidden);
     }
   });
 

@@ -29,3 +29,10 @@ export function expectValidMessageBlocks(blocks: unknown[]): void {
 export function expectValidViewBlocks(blocks: unknown[]): void {
   expect(blockProblems(blocks, 'view')).toEqual([]);
 }
+
+/** The text a Full text modal shows, with each section's label line and fences taken out and pieces joined. */
+export function shownText(blocks: unknown[]): string {
+  return texts(blocks)
+    .map((t) => t.replace(/^\*[^*]+\*(?: \(\d+ of \d+\))?\n(```\n)?/, '').replace(/\n```$/, ''))
+    .join('');
+}

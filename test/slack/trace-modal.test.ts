@@ -114,6 +114,31 @@ describe('traceModal', () => {
     expectValidViewBlocks(modal.blocks);
   });
 
+  it('shows CR, separators, bidi and zero-width characters of arguments and results as code points', () => {
+    const trace: TraceView = {
+      runId: 'r',
+      status: 'completed',
+      stopReason: 'completed',
+      steps: [
+        {
+          step: 1,
+          calls: [
+            {
+              toolCallId: 'c',
+              tool: 'post_message',
+              args: '{"text":"ok\u2028\u202Edelete\u200B"}',
+              result: 'done\r\u2066x',
+              ok: true,
+            },
+          ],
+        },
+      ],
+    };
+    const all = texts(traceModal(trace).blocks).join('\n');
+    expect(all).toContain('{"text":"ok⟨U+2028⟩⟨U+202E⟩delete⟨U+200B⟩"}');
+    expect(all).toContain('done⟨U+000D⟩⟨U+2066⟩x');
+  });
+
   it('truncates large arguments and results and pings nobody', () => {
     const trace: TraceView = {
       runId: 'r',
