@@ -21,6 +21,8 @@ export function splitAnswer(text: string, limit = SLACK_MARKDOWN_LIMIT): string[
     if (cut < budget / 2) cut = rest.lastIndexOf('\n', budget);
     if (cut < budget / 2) cut = rest.lastIndexOf(' ', budget);
     if (cut < budget / 2) cut = budget;
+    // Never between the two halves of a surrogate pair (an emoji or other astral character).
+    if (/[\uD800-\uDBFF]/.test(rest.charAt(cut - 1))) cut -= 1;
     let part = reopenFence + rest.slice(0, cut);
     rest = rest.slice(cut).replace(/^\n+/, '');
     const fences = part.match(/^```.*$/gm) ?? [];

@@ -82,4 +82,30 @@ describe('splitMarkdown', () => {
       { numRuns: 300 },
     );
   });
+
+  it('cuts only on code-point boundaries: no piece begins or ends with half of a surrogate pair (property)', () => {
+    const unit = fc.oneof(
+      { weight: 4, arbitrary: fc.constantFrom('😀', '𝄞', '👩‍👩‍👧', '🇫🇷', 'a', 'é') },
+      { weight: 1, arbitrary: fc.constantFrom(' ', '\n', '\n\n') },
+      { weight: 1, arbitrary: fc.string({ unit: 'grapheme', maxLength: 5 }).map((g) => g.replace(/`/g, '')) },
+    );
+    const wellFormed = (s: string) =>
+      !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(s);
+    fc.assert(
+      fc.property(
+        fc.array(unit, { minLength: 100, maxLength: 1_500 }),
+        fc.integer({ min: 220, max: 700 }),
+        (units, max) => {
+          const text = units.join('');
+          const pieces = splitMarkdown(text, max);
+          for (const piece of pieces) {
+            expect(piece.length).toBeLessThanOrEqual(max);
+            expect(wellFormed(piece)).toBe(true);
+          }
+          expect(content(pieces.join('\n'))).toBe(content(text));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
 });
