@@ -14,8 +14,8 @@ import { timeLimit } from './net/time-limit.js';
 import { clip, codeBlock, inlineCode } from './preview-format.js';
 import {
   describeActions,
-  optionLikeParam,
   type RunActionArgs,
+  refusedParams,
   runActionParameters,
 } from './run-action/action-params.js';
 import type { ActionSettings, RunActionSettings } from './run-action/action-settings.js';
@@ -29,34 +29,26 @@ type Planned =
   | { kind: 'http'; method: string; url: string; body: unknown; secretHeaders: string[] };
 
 /**
- * Fills the command template. The parameters were validated already; the option check is repeated here
- * because this is where a value becomes an argument.
+ * Fills the templates. The parameters were validated already; the refusals are repeated here because
+ * this is where a value becomes an argument or a URL.
  */
-function planCommand(
-  command: readonly string[],
-  action: ActionSettings,
-  params: Record<string, ParamValue>,
-): string[] {
-  const optionLike = optionLikeParam(action, params);
-  if (optionLike !== undefined) {
-    throw new ToolError(
-      'argument_refused',
-      `parameter ${optionLike} may not start with "-" (it would read as an option)`,
-    );
-  }
-  return command.map((arg) => fill(arg, params));
-}
-
 function plan(action: ActionSettings, params: Record<string, ParamValue>): Planned {
-  if (action.command) return { kind: 'command', argv: planCommand(action.command, action, params) };
+  const [refused] = refusedParams(action, params);
+  if (refused) throw new ToolError('argument_refused', `parameter ${refused.name} ${refused.problem}`);
+  if (action.command) return { kind: 'command', argv: action.command.map((arg) => fill(arg, params)) };
   if (!action.http) throw new ToolError('action_misconfigured', 'action has neither http nor command');
   return {
     kind: 'http',
     method: action.http.method,
-    url: fillUrl(action.http.url, params),
+    url: resolvedUrl(action.http.url, params),
     body: action.http.body === undefined ? undefined : fillJson(action.http.body, params),
     secretHeaders: Object.keys(action.http.headersEnv),
   };
+}
+
+/** The filled URL as it will be requested (parsed and serialised once), so the preview shows that string. */
+function resolvedUrl(template: string, params: Record<string, ParamValue>): string {
+  return new URL(fillUrl(template, params)).href;
 }
 
 /** How a shell would need the argument quoted; only for showing the command to a person. */
@@ -86,7 +78,7 @@ function previewOf(
   }
   if (action.verify)
     lines.push(
-      `Then checks ${inlineCode(`GET ${fillUrl(action.verify.http_get, params)}`)} for a 2xx status.`,
+      `Then checks ${inlineCode(`GET ${resolvedUrl(action.verify.http_get, params)}`)} for a 2xx status.`,
     );
   return lines.join('\n');
 }
@@ -161,7 +153,7 @@ async function verify(
 ): Promise<VerifyResult> {
   const step = action.verify;
   if (!step) return { ok: true, summary: `not verified: action ${name} declares no verify step` };
-  const url = new URL(fillUrl(step.http_get, params));
+  const url = new URL(resolvedUrl(step.http_get, params));
   let problem: string | null = null;
   for (let attempt = 1; attempt <= step.attempts; attempt++) {
     if (attempt > 1) await sleep(step.intervalSeconds * 1000, undefined, { signal: ctx.signal });

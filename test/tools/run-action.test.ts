@@ -50,6 +50,20 @@ function tool(): AnyTool {
         params: { msg: { type: 'string', pattern: "[A-Za-z0-9 ./;$()`'|&-]+" }, loud: { type: 'boolean' } },
         command: [...ECHO_ARGV, '{msg}', 'prefix-{msg}', '--loud={loud}'],
       },
+      kill: {
+        description: 'Send a signal count and a name through a command',
+        params: {
+          n: { type: 'integer' },
+          name: { type: 'string', pattern: '[a-z-]+' },
+        },
+        command: [...ECHO_ARGV, '{n}', '--count={n}', 'x{name}'],
+      },
+      service_status: {
+        description: 'Read one service status page',
+        params: { service: { type: 'string', pattern: '[a-z.%0-9]+' } },
+        http: { method: 'GET', url: `${deploy.url}/api/services/{service}/restart` },
+        verify: { http_get: `${deploy.url}/health/{service}` },
+      },
       fail: {
         description: 'A command that fails',
         command: [process.execPath, '-e', 'process.stderr.write("disk quota exceeded"); process.exit(3)'],
@@ -83,6 +97,31 @@ describe('run_action: HTTP actions', () => {
   it('percent-encodes values so they cannot add query parameters or path segments', async () => {
     await run(tool(), { action: 'annotate', params: { note: 'a&admin=1/../#x', count: 2 } });
     expect(deploy.requests.at(-1)?.path).toBe('/api/restart/notes?text=a%26admin%3D1%2F..%2F%23x&n=2');
+  });
+
+  it.each(['..', '.'])(
+    'refuses %s as a whole path segment, before approval and at execution',
+    async (service) => {
+      const args = { action: 'service_status', params: { service } };
+      const parsed = tool().parameters.safeParse(args);
+      expect(parsed.error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`)).toEqual([
+        'params.service: may not make a URL path segment "." or ".." (it would walk out of the declared path)',
+      ]);
+      await expect(tool().execute(args, toolContext())).rejects.toMatchObject({ code: 'argument_refused' });
+    },
+  );
+
+  it('allows dots inside a segment and shows the URL exactly as it is requested', async () => {
+    const preview = await previewOf(tool(), { action: 'service_status', params: { service: '...' } });
+    expect(preview).toContain(`Sends **GET** \`${deploy.url}/api/services/.../restart\``);
+    for (const service of ['a.b', '%2e%2e']) {
+      await run(tool(), { action: 'service_status', params: { service } }).catch(() => {});
+    }
+    // `%` is encoded too, so an encoded dot stays text: the server sees the literal `%2e%2e`.
+    expect(deploy.requests.slice(-2).map((r) => r.path)).toEqual([
+      '/api/services/a.b/restart',
+      '/api/services/%252e%252e/restart',
+    ]);
   });
 
   it('previews the exact request and hides secret header values', async () => {
@@ -182,6 +221,26 @@ describe('run_action: commands', () => {
     const args = { action: 'echo', params: { msg: '--output /etc/passwd', loud: true } };
     expect(() => parseArgs(tool(), args)).toThrow(/would read as an option/);
     await expect(tool().execute(args, toolContext())).rejects.toMatchObject({ code: 'argument_refused' });
+  });
+
+  it('refuses an integer or string that would start an argument with "-" unless the template starts it', async () => {
+    const problems = (params: Record<string, unknown>) =>
+      tool()
+        .parameters.safeParse({ action: 'kill', params })
+        .error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`) ?? [];
+    expect(problems({ n: -9, name: 'term' })).toEqual([
+      'params.n: may not start a command argument with "-" (it would read as an option)',
+    ]);
+    const args = { action: 'kill', params: { n: 5, name: '-rf' } };
+    expect(problems(args.params)).toEqual([]);
+    const out = (await run(tool(), args)) as { stdout: string };
+    expect(JSON.parse(out.stdout)).toEqual(['5', '--count=5', 'x-rf']);
+    await expect(
+      tool().execute({ action: 'kill', params: { n: -9, name: 'a' } }, toolContext()),
+    ).rejects.toMatchObject({
+      code: 'argument_refused',
+      message: expect.stringContaining('parameter n may not start'),
+    });
   });
 
   it('previews the exact command', async () => {
