@@ -100,22 +100,52 @@ function secretHeadersOf(
   );
 }
 
+/**
+ * Each command action's whole environment: PATH (to find the program) and what it declares in
+ * `envFromEnv`, read once at start-up.
+ */
+function commandEnvsOf(actions: RunActionSettings['actions'], env: Env): Map<string, Record<string, string>> {
+  const path: Record<string, string> = env.PATH === undefined ? {} : { PATH: env.PATH };
+  return new Map(
+    Object.entries(actions).map(([name, action]) => [
+      name,
+      {
+        ...path,
+        ...Object.fromEntries(
+          Object.entries(action.envFromEnv).map(([child, host]) => [
+            child,
+            readSecret(env, host, `tools.run_action.actions.${name}.envFromEnv.${child}`),
+          ]),
+        ),
+      },
+    ]),
+  );
+}
+
+/** What an action needs at execution besides its plan: secret headers or a command's environment. */
+interface ActionSecrets {
+  headers: Record<string, string>;
+  commandEnv: Record<string, string>;
+}
+
 async function execute(
   name: string,
   action: ActionSettings,
   planned: Planned,
-  headers: Record<string, string>,
+  secrets: ActionSecrets,
   ctx: ToolContext,
 ) {
   const timeoutMs = action.timeoutSeconds * 1000;
-  if (planned.kind === 'command')
-    return { action: name, ...(await runCommand(planned.argv, timeoutMs, ctx.signal)) };
+  if (planned.kind === 'command') {
+    const options = { timeoutMs, signal: ctx.signal, env: secrets.commandEnv };
+    return { action: name, ...(await runCommand(planned.argv, options)) };
+  }
   const url = new URL(planned.url);
   const reply = await exchange({
     method: planned.method,
     url,
     headers: {
-      ...headers,
+      ...secrets.headers,
       'idempotency-key': ctx.idempotencyKey,
       ...(planned.body === undefined ? {} : { 'content-type': 'application/json' }),
     },
@@ -167,6 +197,7 @@ async function verify(
 export function createRunAction(settings: RunActionSettings, deps: { env: Env }): AnyTool {
   const actions = settings.actions;
   const headers = secretHeadersOf(actions, deps.env);
+  const commandEnvs = commandEnvsOf(actions, deps.env);
   const lookup = (args: RunActionArgs): ActionSettings => {
     const action = actions[args.action];
     if (!action) throw new ToolError('unknown_action', `no action named ${args.action}`);
@@ -187,7 +218,11 @@ export function createRunAction(settings: RunActionSettings, deps: { env: Env })
     },
     async execute(args, ctx) {
       const action = lookup(args);
-      return execute(args.action, action, plan(action, args.params), headers.get(args.action) ?? {}, ctx);
+      const secrets = {
+        headers: headers.get(args.action) ?? {},
+        commandEnv: commandEnvs.get(args.action) ?? {},
+      };
+      return execute(args.action, action, plan(action, args.params), secrets, ctx);
     },
     async verify(args, _result, ctx) {
       return verify(args.action, lookup(args), args.params, ctx);

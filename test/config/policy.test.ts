@@ -66,6 +66,20 @@ surprise: true
     expect(found).toHaveLength(8);
   });
 
+  it('refuses to start when a variable a command action reads with envFromEnv is unset', () => {
+    const yaml = `
+tools:
+  run_action:
+    approvers: [S0LEADS]
+    actions:
+      deploy: { description: d, command: [deployctl], envFromEnv: { TOKEN: DEPLOY_TOKEN } }
+`;
+    expect(problems(yaml)).toEqual([
+      'tools.run_action.actions.deploy.envFromEnv.TOKEN: environment variable DEPLOY_TOKEN is not set',
+    ]);
+    expect(() => parsePolicy(yaml, { env: { DEPLOY_TOKEN: 't' } })).not.toThrow();
+  });
+
   it('says where a YAML syntax error is', () => {
     expect(problems('tools:\n  http_get: { allow: [\n')[0]).toMatch(/^line \d+, column \d+: /);
   });

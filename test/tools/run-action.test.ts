@@ -20,6 +20,9 @@ afterAll(async () => {
   await deploy.close();
 });
 
+/** Prints the names and values of its whole environment as JSON. */
+const PRINT_ENV = [process.execPath, '-e', 'console.log(JSON.stringify(process.env))'];
+
 /** Prints its arguments as JSON: shows exactly which argv the command received. */
 const ECHO_ARGV = [process.execPath, '-e', 'console.log(JSON.stringify(process.argv.slice(1)))'];
 
@@ -64,6 +67,7 @@ function tool(): AnyTool {
         http: { method: 'GET', url: `${deploy.url}/api/services/{service}/restart` },
         verify: { http_get: `${deploy.url}/health/{service}` },
       },
+      print_env: { description: 'Print the environment', command: PRINT_ENV },
       fail: {
         description: 'A command that fails',
         command: [process.execPath, '-e', 'process.stderr.write("disk quota exceeded"); process.exit(3)'],
@@ -75,7 +79,7 @@ function tool(): AnyTool {
       },
     },
   });
-  return createRunAction(settings, { env: { DEPLOY_AUTH: 'Bearer deploy-secret' } });
+  return createRunAction(settings, { env: { ...process.env, DEPLOY_AUTH: 'Bearer deploy-secret' } });
 }
 
 describe('run_action: HTTP actions', () => {
@@ -243,6 +247,39 @@ describe('run_action: commands', () => {
     });
   });
 
+  describe('with the Slack and OpenAI keys in the worker environment', () => {
+    const secrets = {
+      SLACK_BOT_TOKEN: 'xoxb-parent-token',
+      OPENAI_API_KEY: 'sk-parent-key',
+      DEPLOY_TOKEN: 'dt-1',
+    };
+    const saved = Object.fromEntries(Object.keys(secrets).map((k) => [k, process.env[k]]));
+    beforeAll(() => {
+      Object.assign(process.env, secrets);
+    });
+    afterAll(() => {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    });
+
+    it('gives a command only PATH', async () => {
+      const out = (await run(tool(), { action: 'print_env' })) as { stdout: string };
+      expect(JSON.parse(out.stdout)).toEqual({ PATH: process.env.PATH });
+    });
+
+    it('adds the variables the action declares in envFromEnv, read from the worker environment', async () => {
+      const settings = runActionSettings.parse({
+        actions: { deploy: { description: 'd', command: PRINT_ENV, envFromEnv: { TOKEN: 'DEPLOY_TOKEN' } } },
+      });
+      const out = (await run(createRunAction(settings, { env: process.env }), { action: 'deploy' })) as {
+        stdout: string;
+      };
+      expect(JSON.parse(out.stdout)).toEqual({ PATH: process.env.PATH, TOKEN: 'dt-1' });
+    });
+  });
+
   it('previews the exact command', async () => {
     const preview = await previewOf(tool(), { action: 'echo', params: { msg: 'hello world', loud: true } });
     expect(preview).toContain("'hello world' 'prefix-hello world' --loud=true");
@@ -282,6 +319,16 @@ describe('run_action: settings', () => {
     expect(problems({ ...base, http: { method: 'POST', url: 'https://{service}.example/x' } })[0]).toContain(
       'fixed scheme, host and port',
     );
+  });
+
+  it('refuses envFromEnv on an HTTP action and a malformed variable name', () => {
+    const http = { method: 'GET', url: 'https://deploy.example/x' };
+    expect(problems({ description: 'd', http, envFromEnv: { TOKEN: 'DEPLOY_TOKEN' } })).toEqual([
+      'actions.x.envFromEnv: only a command action gets an environment',
+    ]);
+    expect(
+      problems({ description: 'd', command: ['true'], envFromEnv: { TOKEN: 'not a name' } })[0],
+    ).toContain('actions.x.envFromEnv.TOKEN: expected the name of an environment variable');
   });
 
   it('requires exactly one of http or command, and a pattern for strings', () => {
