@@ -9,13 +9,29 @@ import type { AnyTool } from '../loop/types.js';
 /** Replaces every secret value in a text by `[redacted]`. */
 export type Redact = (text: string) => string;
 
-/** The caught error with its message and stack redacted (in place: it is ours alone once caught). */
+/** Sets an own property, also over a getter (DOMException's `message`); false when the error is frozen. */
+function overwrite(err: Error, key: 'message' | 'stack', value: string): boolean {
+  try {
+    Object.defineProperty(err, key, { value, writable: true, configurable: true });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The caught error with its message and stack redacted, in place (it is ours alone once caught) so its
+ * class and code survive; an error that cannot be changed is replaced by a plain one.
+ */
 function redactedError(err: unknown, redact: Redact): unknown {
   if (typeof err === 'string') return redact(err);
   if (!(err instanceof Error)) return err;
-  err.message = redact(err.message);
-  if (err.stack) err.stack = redact(err.stack);
-  return err;
+  const message = redact(err.message);
+  const stack = err.stack === undefined ? undefined : redact(err.stack);
+  if (message === err.message && stack === err.stack) return err;
+  const changed =
+    overwrite(err, 'message', message) && (stack === undefined || overwrite(err, 'stack', stack));
+  return changed ? err : new Error(message);
 }
 
 function withRedactedFailure(tool: AnyTool, redact: Redact): AnyTool {

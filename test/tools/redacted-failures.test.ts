@@ -63,6 +63,21 @@ describe('tool failures with a configured secret value', () => {
     expect(raw()).not.toContain(SECRET);
   });
 
+  it('also in errors whose message is a getter or that are frozen', async () => {
+    const throwing = (err: unknown) =>
+      withRedactedFailures(
+        new Map([['t', { ...leaky, execute: () => Promise.reject(err) }]]),
+        secrets.text,
+      ).get('t');
+    const dom = new DOMException(`aborted with ${SECRET}`, 'AbortError');
+    await expect(throwing(dom)?.execute({}, toolContext())).rejects.toMatchObject({
+      name: 'AbortError',
+      message: 'aborted with [redacted]',
+    });
+    const frozen = Object.freeze(new Error(`frozen ${SECRET}`));
+    await expect(throwing(frozen)?.execute({}, toolContext())).rejects.toThrow('frozen [redacted]');
+  });
+
   it('also in preview errors and verification summaries', async () => {
     const tool = withRedactedFailures(new Map([['leaky', leaky]]), secrets.text).get('leaky');
     await expect(tool?.preview?.({}, toolContext())).rejects.toThrow('cannot preview with [redacted]');
