@@ -1,6 +1,7 @@
 import { loadEnv } from '../config/env.js';
 import { loadPolicy } from '../config/policy.js';
-import { createLogger } from '../log/logger.js';
+import { configuredSecrets } from '../config/policy-env.js';
+import { createLogger, secretRedactor } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { createRedisConnection, createRunsQueue } from '../queue/index.js';
 import { createStore } from '../store/index.js';
@@ -26,7 +27,11 @@ export interface StartBotOptions {
 export async function startBot(options: StartBotOptions = {}) {
   const env = loadEnv(process.env, { need: 'bot' });
   const policy = await loadPolicy(env.LOOPGATE_CONFIG);
-  const logger = createLogger({ level: env.LOG_LEVEL, service: 'loopgate-bot' });
+  const logger = createLogger({
+    level: env.LOG_LEVEL,
+    service: 'loopgate-bot',
+    secrets: secretRedactor(configuredSecrets(policy, process.env)),
+  });
   const storeRedis = createRedisConnection(env.REDIS_URL, 'store');
   const producer = createRedisConnection(env.REDIS_URL, 'producer');
   for (const [role, connection] of [

@@ -121,6 +121,9 @@ export type VarName = keyof typeof VARS;
 /** Every variable loopgate reads, in the order errors list them (docs are checked against it). */
 export const ENV_VAR_NAMES = Object.keys(VARS) as readonly VarName[];
 
+/** The variables whose values are secrets (tokens, keys): never echoed, redacted wherever they appear. */
+export const SECRET_VAR_NAMES = ENV_VAR_NAMES.filter((name) => 'secret' in VARS[name]);
+
 const envSchema = z.object(
   Object.fromEntries(ENV_VAR_NAMES.map((name) => [name, VARS[name].schema])) as {
     [K in VarName]: (typeof VARS)[K]['schema'];

@@ -5,10 +5,10 @@
  */
 import { hostname } from 'node:os';
 import { type DestinationStream, type LevelWithSilent, type Logger, pino, stdTimeFunctions } from 'pino';
-import { redactJsonLine } from './redact.js';
+import { redactJsonLine, type SecretRedactor } from './redact.js';
 
 export type { Logger } from 'pino';
-export { REDACTED } from './redact.js';
+export { REDACTED, type SecretRedactor, secretRedactor } from './redact.js';
 
 export interface CreateLoggerOptions {
   /** Minimum level written; `silent` writes nothing. */
@@ -17,6 +17,8 @@ export interface CreateLoggerOptions {
   destination?: DestinationStream;
   /** The `service` field of every line, e.g. `loopgate-worker`; default `loopgate`. */
   service?: string;
+  /** Also replaces these secret values wherever they appear in a line, under any key or in any message. */
+  secrets?: SecretRedactor;
 }
 
 /** A root logger. Lines carry `service`, `pid`, `hostname`, an ISO `time` and the level as a word. */
@@ -28,10 +30,15 @@ export function createLogger(options: CreateLoggerOptions): Logger {
       timestamp: stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
       // Secrets are censored in the finished line; see redact.ts for why not pino's `redact` paths.
-      hooks: { streamWrite: redactJsonLine },
+      hooks: { streamWrite: secretsRedacted(options.secrets) },
     },
     options.destination,
   );
+}
+
+function secretsRedacted(secrets: SecretRedactor | undefined): (line: string) => string {
+  if (!secrets) return redactJsonLine;
+  return (line) => secrets.jsonLine(redactJsonLine(line));
 }
 
 export interface RunBindings {

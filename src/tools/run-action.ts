@@ -14,8 +14,8 @@ import { timeLimit } from './net/time-limit.js';
 import { clip, codeBlock, inlineCode } from './preview-format.js';
 import {
   describeActions,
-  optionLikeParam,
   type RunActionArgs,
+  refusedParams,
   runActionParameters,
 } from './run-action/action-params.js';
 import type { ActionSettings, RunActionSettings } from './run-action/action-settings.js';
@@ -29,34 +29,26 @@ type Planned =
   | { kind: 'http'; method: string; url: string; body: unknown; secretHeaders: string[] };
 
 /**
- * Fills the command template. The parameters were validated already; the option check is repeated here
- * because this is where a value becomes an argument.
+ * Fills the templates. The parameters were validated already; the refusals are repeated here because
+ * this is where a value becomes an argument or a URL.
  */
-function planCommand(
-  command: readonly string[],
-  action: ActionSettings,
-  params: Record<string, ParamValue>,
-): string[] {
-  const optionLike = optionLikeParam(action, params);
-  if (optionLike !== undefined) {
-    throw new ToolError(
-      'argument_refused',
-      `parameter ${optionLike} may not start with "-" (it would read as an option)`,
-    );
-  }
-  return command.map((arg) => fill(arg, params));
-}
-
 function plan(action: ActionSettings, params: Record<string, ParamValue>): Planned {
-  if (action.command) return { kind: 'command', argv: planCommand(action.command, action, params) };
+  const [refused] = refusedParams(action, params);
+  if (refused) throw new ToolError('argument_refused', `parameter ${refused.name} ${refused.problem}`);
+  if (action.command) return { kind: 'command', argv: action.command.map((arg) => fill(arg, params)) };
   if (!action.http) throw new ToolError('action_misconfigured', 'action has neither http nor command');
   return {
     kind: 'http',
     method: action.http.method,
-    url: fillUrl(action.http.url, params),
+    url: resolvedUrl(action.http.url, params),
     body: action.http.body === undefined ? undefined : fillJson(action.http.body, params),
     secretHeaders: Object.keys(action.http.headersEnv),
   };
+}
+
+/** The filled URL as it will be requested (parsed and serialised once), so the preview shows that string. */
+function resolvedUrl(template: string, params: Record<string, ParamValue>): string {
+  return new URL(fillUrl(template, params)).href;
 }
 
 /** How a shell would need the argument quoted; only for showing the command to a person. */
@@ -86,7 +78,7 @@ function previewOf(
   }
   if (action.verify)
     lines.push(
-      `Then checks ${inlineCode(`GET ${fillUrl(action.verify.http_get, params)}`)} for a 2xx status.`,
+      `Then checks ${inlineCode(`GET ${resolvedUrl(action.verify.http_get, params)}`)} for a 2xx status.`,
     );
   return lines.join('\n');
 }
@@ -108,22 +100,52 @@ function secretHeadersOf(
   );
 }
 
+/**
+ * Each command action's whole environment: PATH (to find the program) and what it declares in
+ * `envFromEnv`, read once at start-up.
+ */
+function commandEnvsOf(actions: RunActionSettings['actions'], env: Env): Map<string, Record<string, string>> {
+  const path: Record<string, string> = env.PATH === undefined ? {} : { PATH: env.PATH };
+  return new Map(
+    Object.entries(actions).map(([name, action]) => [
+      name,
+      {
+        ...path,
+        ...Object.fromEntries(
+          Object.entries(action.envFromEnv).map(([child, host]) => [
+            child,
+            readSecret(env, host, `tools.run_action.actions.${name}.envFromEnv.${child}`),
+          ]),
+        ),
+      },
+    ]),
+  );
+}
+
+/** What an action needs at execution besides its plan: secret headers or a command's environment. */
+interface ActionSecrets {
+  headers: Record<string, string>;
+  commandEnv: Record<string, string>;
+}
+
 async function execute(
   name: string,
   action: ActionSettings,
   planned: Planned,
-  headers: Record<string, string>,
+  secrets: ActionSecrets,
   ctx: ToolContext,
 ) {
   const timeoutMs = action.timeoutSeconds * 1000;
-  if (planned.kind === 'command')
-    return { action: name, ...(await runCommand(planned.argv, timeoutMs, ctx.signal)) };
+  if (planned.kind === 'command') {
+    const options = { timeoutMs, signal: ctx.signal, env: secrets.commandEnv };
+    return { action: name, ...(await runCommand(planned.argv, options)) };
+  }
   const url = new URL(planned.url);
   const reply = await exchange({
     method: planned.method,
     url,
     headers: {
-      ...headers,
+      ...secrets.headers,
       'idempotency-key': ctx.idempotencyKey,
       ...(planned.body === undefined ? {} : { 'content-type': 'application/json' }),
     },
@@ -161,7 +183,7 @@ async function verify(
 ): Promise<VerifyResult> {
   const step = action.verify;
   if (!step) return { ok: true, summary: `not verified: action ${name} declares no verify step` };
-  const url = new URL(fillUrl(step.http_get, params));
+  const url = new URL(resolvedUrl(step.http_get, params));
   let problem: string | null = null;
   for (let attempt = 1; attempt <= step.attempts; attempt++) {
     if (attempt > 1) await sleep(step.intervalSeconds * 1000, undefined, { signal: ctx.signal });
@@ -175,6 +197,7 @@ async function verify(
 export function createRunAction(settings: RunActionSettings, deps: { env: Env }): AnyTool {
   const actions = settings.actions;
   const headers = secretHeadersOf(actions, deps.env);
+  const commandEnvs = commandEnvsOf(actions, deps.env);
   const lookup = (args: RunActionArgs): ActionSettings => {
     const action = actions[args.action];
     if (!action) throw new ToolError('unknown_action', `no action named ${args.action}`);
@@ -195,7 +218,11 @@ export function createRunAction(settings: RunActionSettings, deps: { env: Env })
     },
     async execute(args, ctx) {
       const action = lookup(args);
-      return execute(args.action, action, plan(action, args.params), headers.get(args.action) ?? {}, ctx);
+      const secrets = {
+        headers: headers.get(args.action) ?? {},
+        commandEnv: commandEnvs.get(args.action) ?? {},
+      };
+      return execute(args.action, action, plan(action, args.params), secrets, ctx);
     },
     async verify(args, _result, ctx) {
       return verify(args.action, lookup(args), args.params, ctx);

@@ -11,6 +11,7 @@ import { createTimeZoneLookup } from '../slack/time-zones.js';
 import { createSlackWebClient } from '../slack/web-client.js';
 import type { Store } from '../store/store.js';
 import type { SlackPoster } from '../tools/ports.js';
+import { type Redact, withRedactedFailures } from '../tools/redacted-failures.js';
 import { buildTools } from '../tools/registry.js';
 import { buildSystemPrompt } from '../tools/system-prompt.js';
 import type { WorkerRuntime } from './runtime.js';
@@ -23,6 +24,8 @@ export interface RuntimeParts {
   queue: RunsQueue;
   /** True once the process is shutting down. */
   stopping: () => boolean;
+  /** Replaces configured secret values in tool failures; default none replaced. */
+  redact?: Redact;
 }
 
 /** Wires the worker's ports from the environment and the policy: model, tools, Slack, policy. */
@@ -33,6 +36,7 @@ export async function buildWorkerRuntime({
   store,
   queue,
   stopping,
+  redact = (text) => text,
 }: RuntimeParts): Promise<WorkerRuntime> {
   const client = createSlackWebClient({ token: env.SLACK_BOT_TOKEN, apiUrl: env.SLACK_API_URL, logger });
   const slack: SlackPoster = {
@@ -43,7 +47,7 @@ export async function buildWorkerRuntime({
       return { ts: posted.ts, ...(link?.permalink ? { permalink: link.permalink } : {}) };
     },
   };
-  const tools = await buildTools(policy, { env: process.env, slack });
+  const tools = withRedactedFailures(await buildTools(policy, { env: process.env, slack }), redact);
   const clock = { now: () => Date.now() };
   const toolNames = [...tools.keys()];
   return {

@@ -1,7 +1,8 @@
 import type { Server } from 'node:http';
 import { loadEnv } from '../config/env.js';
 import { loadPolicy } from '../config/policy.js';
-import { createLogger } from '../log/logger.js';
+import { configuredSecrets } from '../config/policy-env.js';
+import { createLogger, secretRedactor } from '../log/logger.js';
 import { startProbeServer } from '../metrics/http.js';
 import { createMetrics, type Metrics } from '../metrics/metrics.js';
 import { createRedisConnection } from '../queue/connection.js';
@@ -40,7 +41,9 @@ export interface StartWorkerOptions {
 export async function startWorker(options: StartWorkerOptions = {}) {
   const env = loadEnv(process.env, { need: 'worker' });
   const policy = await loadPolicy(env.LOOPGATE_CONFIG);
-  const logger = createLogger({ level: env.LOG_LEVEL, service: 'loopgate-worker' });
+  // Every configured secret, so logs and tool failures never show one whatever holds it.
+  const secrets = secretRedactor(configuredSecrets(policy, process.env));
+  const logger = createLogger({ level: env.LOG_LEVEL, service: 'loopgate-worker', secrets });
   const storeConnection = createRedisConnection(env.REDIS_URL, 'store');
   const producer = createRedisConnection(env.REDIS_URL, 'worker');
   const workerConnection = createRedisConnection(env.REDIS_URL, 'worker');
@@ -55,7 +58,15 @@ export async function startWorker(options: StartWorkerOptions = {}) {
   const metrics = options.metrics ?? metricsFor(store, queue);
   let stopping = false;
   const rt = {
-    ...(await buildWorkerRuntime({ env, policy, logger, store, queue, stopping: () => stopping })),
+    ...(await buildWorkerRuntime({
+      env,
+      policy,
+      logger,
+      store,
+      queue,
+      stopping: () => stopping,
+      redact: secrets.text,
+    })),
     metrics,
   };
   const worker = createRunWorker(rt, workerConnection, {

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config/errors.js';
 import { loadPolicy, parsePolicy } from '../../src/config/policy.js';
+import { configuredSecrets } from '../../src/config/policy-env.js';
 import { approversFor, limitsFromPolicy } from '../../src/config/policy-limits.js';
 import { DEFAULT_LIMITS } from '../../src/loop/state.js';
 
@@ -64,6 +65,43 @@ surprise: true
       ]),
     );
     expect(found).toHaveLength(8);
+  });
+
+  it('refuses to start when a variable a command action reads with envFromEnv is unset', () => {
+    const yaml = `
+tools:
+  run_action:
+    approvers: [S0LEADS]
+    actions:
+      deploy: { description: d, command: [deployctl], envFromEnv: { TOKEN: DEPLOY_TOKEN } }
+`;
+    expect(problems(yaml)).toEqual([
+      'tools.run_action.actions.deploy.envFromEnv.TOKEN: environment variable DEPLOY_TOKEN is not set',
+    ]);
+    expect(() => parsePolicy(yaml, { env: { DEPLOY_TOKEN: 't' } })).not.toThrow();
+  });
+
+  it("lists the values of loopgate's secrets and of every variable the parsed policy names", () => {
+    const yaml = `
+tools:
+  page_oncall: { routingKeyEnv: PD_ROUTING_KEY, approvers: [S0LEADS] }
+  http_get: { allow: [{ prefix: "https://x.example/", headersEnv: { Authorization: X_AUTH } }] }
+  run_action:
+    approvers: [S0LEADS]
+    actions:
+      deploy: { description: d, command: [deployctl], envFromEnv: { TOKEN: DEPLOY_TOKEN } }
+`;
+    const env = {
+      PD_ROUTING_KEY: 'pd',
+      X_AUTH: 'xa',
+      DEPLOY_TOKEN: 'dt',
+      SLACK_BOT_TOKEN: 'xoxb-1',
+      OPENAI_API_KEY: 'sk',
+      REDIS_URL: 'redis://h:6379',
+    };
+    expect(configuredSecrets(parsePolicy(yaml, { env }), env).sort()).toEqual(
+      ['dt', 'pd', 'sk', 'xa', 'xoxb-1'].sort(),
+    );
   });
 
   it('says where a YAML syntax error is', () => {

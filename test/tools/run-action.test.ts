@@ -20,6 +20,9 @@ afterAll(async () => {
   await deploy.close();
 });
 
+/** Prints the names and values of its whole environment as JSON. */
+const PRINT_ENV = [process.execPath, '-e', 'console.log(JSON.stringify(process.env))'];
+
 /** Prints its arguments as JSON: shows exactly which argv the command received. */
 const ECHO_ARGV = [process.execPath, '-e', 'console.log(JSON.stringify(process.argv.slice(1)))'];
 
@@ -50,6 +53,21 @@ function tool(): AnyTool {
         params: { msg: { type: 'string', pattern: "[A-Za-z0-9 ./;$()`'|&-]+" }, loud: { type: 'boolean' } },
         command: [...ECHO_ARGV, '{msg}', 'prefix-{msg}', '--loud={loud}'],
       },
+      kill: {
+        description: 'Send a signal count and a name through a command',
+        params: {
+          n: { type: 'integer' },
+          name: { type: 'string', pattern: '[a-z-]+' },
+        },
+        command: [...ECHO_ARGV, '{n}', '--count={n}', 'x{name}'],
+      },
+      service_status: {
+        description: 'Read one service status page',
+        params: { service: { type: 'string', pattern: '[a-z.%0-9]+' } },
+        http: { method: 'GET', url: `${deploy.url}/api/services/{service}/restart` },
+        verify: { http_get: `${deploy.url}/health/{service}` },
+      },
+      print_env: { description: 'Print the environment', command: PRINT_ENV },
       fail: {
         description: 'A command that fails',
         command: [process.execPath, '-e', 'process.stderr.write("disk quota exceeded"); process.exit(3)'],
@@ -61,7 +79,7 @@ function tool(): AnyTool {
       },
     },
   });
-  return createRunAction(settings, { env: { DEPLOY_AUTH: 'Bearer deploy-secret' } });
+  return createRunAction(settings, { env: { ...process.env, DEPLOY_AUTH: 'Bearer deploy-secret' } });
 }
 
 describe('run_action: HTTP actions', () => {
@@ -83,6 +101,31 @@ describe('run_action: HTTP actions', () => {
   it('percent-encodes values so they cannot add query parameters or path segments', async () => {
     await run(tool(), { action: 'annotate', params: { note: 'a&admin=1/../#x', count: 2 } });
     expect(deploy.requests.at(-1)?.path).toBe('/api/restart/notes?text=a%26admin%3D1%2F..%2F%23x&n=2');
+  });
+
+  it.each(['..', '.'])(
+    'refuses %s as a whole path segment, before approval and at execution',
+    async (service) => {
+      const args = { action: 'service_status', params: { service } };
+      const parsed = tool().parameters.safeParse(args);
+      expect(parsed.error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`)).toEqual([
+        'params.service: may not make a URL path segment "." or ".." (it would walk out of the declared path)',
+      ]);
+      await expect(tool().execute(args, toolContext())).rejects.toMatchObject({ code: 'argument_refused' });
+    },
+  );
+
+  it('allows dots inside a segment and shows the URL exactly as it is requested', async () => {
+    const preview = await previewOf(tool(), { action: 'service_status', params: { service: '...' } });
+    expect(preview).toContain(`Sends **GET** \`${deploy.url}/api/services/.../restart\``);
+    for (const service of ['a.b', '%2e%2e']) {
+      await run(tool(), { action: 'service_status', params: { service } }).catch(() => {});
+    }
+    // `%` is encoded too, so an encoded dot stays text: the server sees the literal `%2e%2e`.
+    expect(deploy.requests.slice(-2).map((r) => r.path)).toEqual([
+      '/api/services/a.b/restart',
+      '/api/services/%252e%252e/restart',
+    ]);
   });
 
   it('previews the exact request and hides secret header values', async () => {
@@ -184,6 +227,59 @@ describe('run_action: commands', () => {
     await expect(tool().execute(args, toolContext())).rejects.toMatchObject({ code: 'argument_refused' });
   });
 
+  it('refuses an integer or string that would start an argument with "-" unless the template starts it', async () => {
+    const problems = (params: Record<string, unknown>) =>
+      tool()
+        .parameters.safeParse({ action: 'kill', params })
+        .error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`) ?? [];
+    expect(problems({ n: -9, name: 'term' })).toEqual([
+      'params.n: may not start a command argument with "-" (it would read as an option)',
+    ]);
+    const args = { action: 'kill', params: { n: 5, name: '-rf' } };
+    expect(problems(args.params)).toEqual([]);
+    const out = (await run(tool(), args)) as { stdout: string };
+    expect(JSON.parse(out.stdout)).toEqual(['5', '--count=5', 'x-rf']);
+    await expect(
+      tool().execute({ action: 'kill', params: { n: -9, name: 'a' } }, toolContext()),
+    ).rejects.toMatchObject({
+      code: 'argument_refused',
+      message: expect.stringContaining('parameter n may not start'),
+    });
+  });
+
+  describe('with the Slack and OpenAI keys in the worker environment', () => {
+    const secrets = {
+      SLACK_BOT_TOKEN: 'xoxb-parent-token',
+      OPENAI_API_KEY: 'sk-parent-key',
+      DEPLOY_TOKEN: 'dt-1',
+    };
+    const saved = Object.fromEntries(Object.keys(secrets).map((k) => [k, process.env[k]]));
+    beforeAll(() => {
+      Object.assign(process.env, secrets);
+    });
+    afterAll(() => {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    });
+
+    it('gives a command only PATH', async () => {
+      const out = (await run(tool(), { action: 'print_env' })) as { stdout: string };
+      expect(JSON.parse(out.stdout)).toEqual({ PATH: process.env.PATH });
+    });
+
+    it('adds the variables the action declares in envFromEnv, read from the worker environment', async () => {
+      const settings = runActionSettings.parse({
+        actions: { deploy: { description: 'd', command: PRINT_ENV, envFromEnv: { TOKEN: 'DEPLOY_TOKEN' } } },
+      });
+      const out = (await run(createRunAction(settings, { env: process.env }), { action: 'deploy' })) as {
+        stdout: string;
+      };
+      expect(JSON.parse(out.stdout)).toEqual({ PATH: process.env.PATH, TOKEN: 'dt-1' });
+    });
+  });
+
   it('previews the exact command', async () => {
     const preview = await previewOf(tool(), { action: 'echo', params: { msg: 'hello world', loud: true } });
     expect(preview).toContain("'hello world' 'prefix-hello world' --loud=true");
@@ -223,6 +319,16 @@ describe('run_action: settings', () => {
     expect(problems({ ...base, http: { method: 'POST', url: 'https://{service}.example/x' } })[0]).toContain(
       'fixed scheme, host and port',
     );
+  });
+
+  it('refuses envFromEnv on an HTTP action and a malformed variable name', () => {
+    const http = { method: 'GET', url: 'https://deploy.example/x' };
+    expect(problems({ description: 'd', http, envFromEnv: { TOKEN: 'DEPLOY_TOKEN' } })).toEqual([
+      'actions.x.envFromEnv: only a command action gets an environment',
+    ]);
+    expect(
+      problems({ description: 'd', command: ['true'], envFromEnv: { TOKEN: 'not a name' } })[0],
+    ).toContain('actions.x.envFromEnv.TOKEN: expected the name of an environment variable');
   });
 
   it('requires exactly one of http or command, and a pattern for strings', () => {

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { ActionSettings, ParamSpec } from './action-settings.js';
-import { type ParamValue, wholePlaceholder } from './placeholders.js';
+import { fill, isDotSegment, type ParamValue, pathOfUrlTemplate, placeholdersIn } from './placeholders.js';
 
 function paramSchema(spec: ParamSpec): z.ZodType<ParamValue> {
   switch (spec.type) {
@@ -28,21 +28,59 @@ function paramSchema(spec: ParamSpec): z.ZodType<ParamValue> {
   }
 }
 
+/** A parameter whose value is refused where it lands in a template, and why (read by the model). */
+export interface RefusedParam {
+  name: string;
+  problem: string;
+}
+
+const OPTION_LIKE = 'may not start a command argument with "-" (it would read as an option)';
+const DOT_SEGMENT = 'may not make a URL path segment "." or ".." (it would walk out of the declared path)';
+
+/** The placeholder responsible for what a filled template part starts with: the first non-empty one. */
+function leadingParam(template: string, params: Readonly<Record<string, ParamValue>>): string | undefined {
+  return placeholdersIn(template).find((name) => String(params[name] ?? '') !== '');
+}
+
 /**
- * The string parameter whose value would start a whole command argument with `-`, if any: such a value
- * could turn into an option of the program (`--output=/etc/passwd`), so it is refused.
+ * Command arguments that a value would start with `-` (any type: `-9` too), so that it could turn into
+ * an option of the program (`--output=/etc/passwd`). An argument the template itself starts with `-`
+ * (`--count={n}`) is the operator's option and stays allowed.
  */
-export function optionLikeParam(
+function optionLikeParams(action: ActionSettings, params: Readonly<Record<string, ParamValue>>): string[] {
+  return (action.command ?? []).flatMap((arg) => {
+    if (arg.startsWith('-') || !fill(arg, params).startsWith('-')) return [];
+    return leadingParam(arg, params) ?? [];
+  });
+}
+
+/**
+ * URL path segments that values would turn into `.` or `..`: percent-encoding leaves dots alone, and URL
+ * resolution would then drop or climb segments (`/api/services/../restart` is `/api/restart`).
+ */
+function dotSegmentParams(action: ActionSettings, params: Readonly<Record<string, ParamValue>>): string[] {
+  const templates = [action.http?.url, action.verify?.http_get].filter((t) => t !== undefined);
+  return templates.flatMap((template) =>
+    pathOfUrlTemplate(template)
+      .split('/')
+      .flatMap((segment) => {
+        if (placeholdersIn(segment).length === 0) return [];
+        if (!isDotSegment(fill(segment, params, encodeURIComponent))) return [];
+        return leadingParam(segment, params) ?? placeholdersIn(segment)[0] ?? [];
+      }),
+  );
+}
+
+/** Every parameter refused by where it lands: as an option of a command, or as a dot segment of a URL. */
+export function refusedParams(
   action: ActionSettings,
   params: Readonly<Record<string, ParamValue>>,
-): string | undefined {
-  for (const arg of action.command ?? []) {
-    const name = wholePlaceholder(arg);
-    const value = name === undefined ? undefined : params[name];
-    if (name !== undefined && action.params[name]?.type === 'string' && String(value).startsWith('-'))
-      return name;
-  }
-  return undefined;
+): RefusedParam[] {
+  const unique = (names: string[]) => [...new Set(names)];
+  return [
+    ...unique(optionLikeParams(action, params)).map((name) => ({ name, problem: OPTION_LIKE })),
+    ...unique(dotSegmentParams(action, params)).map((name) => ({ name, problem: DOT_SEGMENT })),
+  ];
 }
 
 export function paramsSchema(action: ActionSettings) {
@@ -51,13 +89,8 @@ export function paramsSchema(action: ActionSettings) {
       Object.fromEntries(Object.entries(action.params).map(([name, spec]) => [name, paramSchema(spec)])),
     )
     .superRefine((params, ctx) => {
-      const name = optionLikeParam(action, params as Record<string, ParamValue>);
-      if (name !== undefined) {
-        ctx.addIssue({
-          code: 'custom',
-          path: [name],
-          message: 'may not start with "-" (it would read as an option)',
-        });
+      for (const { name, problem } of refusedParams(action, params as Record<string, ParamValue>)) {
+        ctx.addIssue({ code: 'custom', path: [name], message: problem });
       }
     });
 }

@@ -3,7 +3,7 @@
  * description, typed parameters and one template (an HTTP call or a command), optionally a verify step.
  */
 import { z } from 'zod';
-import { headersEnv, seconds, toolApprovers } from '../settings.js';
+import { envVarName, headersEnv, seconds, toolApprovers } from '../settings.js';
 import { placeholdersIn, placeholdersInJson } from './placeholders.js';
 
 const description = z.string().max(500).optional();
@@ -85,6 +85,15 @@ const commandTemplate = z
     error: 'the program (first element) cannot contain placeholders',
   });
 
+/**
+ * The variables a command gets besides PATH, each read from the worker's environment at start-up:
+ * `{ CHILD_VAR: HOST_VAR }`. Nothing else of the worker's environment (Slack and OpenAI keys, other
+ * actions' secrets) reaches the command.
+ */
+const envFromEnv = z.record(envVarName, envVarName, {
+  error: "expected a map of the command's variable name to the environment variable it is read from",
+});
+
 const verifyStep = z.strictObject({
   http_get: urlTemplate,
   attempts: z.number().int().min(1).max(10).default(1),
@@ -105,12 +114,20 @@ export const actionSettings = z
       .default({}),
     http: httpTemplate.optional(),
     command: commandTemplate.optional(),
+    envFromEnv: envFromEnv.default({}),
     timeoutSeconds: seconds(3600).default(60),
     verify: verifyStep.optional(),
   })
   .superRefine((action, ctx) => {
     if ((action.http === undefined) === (action.command === undefined)) {
       ctx.addIssue({ code: 'custom', path: [], message: 'expected exactly one of http or command' });
+    }
+    if (action.command === undefined && Object.keys(action.envFromEnv).length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['envFromEnv'],
+        message: 'only a command action gets an environment',
+      });
     }
     const declared = new Set(Object.keys(action.params));
     const check = (found: string[], path: PropertyKey[]) => {

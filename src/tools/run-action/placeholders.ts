@@ -35,6 +35,20 @@ export function fillUrl(template: string, values: Readonly<Record<string, ParamV
   return fill(template, values, encodeURIComponent);
 }
 
+/**
+ * A path segment that URL resolution removes or climbs out of: `.` or `..`, also written with `%2e`
+ * (the WHATWG URL parser treats `%2e` as a dot in exactly these segments).
+ */
+export function isDotSegment(segment: string): boolean {
+  return /^(?:\.|%2e){1,2}$/i.test(segment);
+}
+
+/** The path part of a URL template, from its first `/` after the origin up to any `?` or `#`. */
+export function pathOfUrlTemplate(template: string): string {
+  const afterOrigin = template.replace(/^[a-z]+:\/\/[^/]*/i, '');
+  return afterOrigin.split(/[?#]/, 1)[0] ?? '';
+}
+
 /** JSON body templates: `"{n}"` alone becomes the typed value; placeholders inside strings are text. */
 export function fillJson(template: unknown, values: Readonly<Record<string, ParamValue>>): unknown {
   if (typeof template === 'string') {

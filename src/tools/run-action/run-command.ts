@@ -1,6 +1,7 @@
 /**
  * Runs an operator-declared command with `execFile`: an argument vector, never a shell, so a parameter
- * value is always exactly one argument (or part of one) whatever characters it holds.
+ * value is always exactly one argument (or part of one) whatever characters it holds. The command gets
+ * only the environment it is given, never the worker's.
  */
 import { execFile } from 'node:child_process';
 import { ToolError } from '../errors.js';
@@ -17,10 +18,16 @@ function tail(text: string, max: number): string {
   return text.length <= max ? text : `…${text.slice(text.length - max)}`;
 }
 
+export interface CommandOptions {
+  timeoutMs: number;
+  signal: AbortSignal;
+  /** The command's whole environment. */
+  env: Readonly<Record<string, string>>;
+}
+
 export function runCommand(
   argv: readonly string[],
-  timeoutMs: number,
-  signal: AbortSignal,
+  { timeoutMs, signal, env }: CommandOptions,
 ): Promise<CommandOutput> {
   const [program, ...args] = argv;
   if (program === undefined) return Promise.reject(new ToolError('command_failed', 'empty command'));
@@ -32,6 +39,7 @@ export function runCommand(
         timeout: timeoutMs,
         maxBuffer: MAX_BUFFER,
         signal,
+        env,
         shell: false,
         windowsHide: true,
         encoding: 'utf8',

@@ -52,7 +52,7 @@ import { buttonOf, type Card, cardsIn } from './slack-view.js';
 import { tempDir } from './temp-config.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const SLACK_TOKEN = 'xoxb-e2e-token';
+export const SLACK_TOKEN = 'xoxb-e2e-token';
 
 /** The requester's time zone in their Slack profile. */
 export const REQUESTER_TZ = 'Europe/Berlin';
