@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { nonPublicKind } from '../../src/tools/net/address-rules.js';
-import { decodeEntities, formatBody, htmlToText } from '../../src/tools/net/body-format.js';
+import {
+  formatBody,
+  htmlToText,
+  MAX_HTML_CHARS,
+  MAX_INDENTED_JSON_CHARS,
+} from '../../src/tools/net/body-format.js';
 import { findAllowEntry, normalisePrefix } from '../../src/tools/net/url-allowlist.js';
 
 describe('address rules', () => {
@@ -73,9 +78,21 @@ describe('URL allowlist', () => {
   });
 });
 
+function timed(work: () => void): number {
+  const started = performance.now();
+  work();
+  return performance.now() - started;
+}
+
 describe('body formatting', () => {
   it('decodes named and numeric entities', () => {
-    expect(decodeEntities('a &amp; b &lt;c&gt; &#39;d&#x27; &unknown;')).toBe("a & b <c> 'd' &unknown;");
+    expect(htmlToText('a &amp; b &lt;c&gt; &#39;d&#x27; &unknown; &eacute;')).toBe(
+      "a & b <c> 'd' &unknown; é",
+    );
+  });
+
+  it('hides nested hidden elements to their own end, and self-closed svg hides nothing', () => {
+    expect(htmlToText('<svg><svg>a</svg>b</svg>c<noscript>d</noscript><svg/>e')).toBe('c e');
   });
 
   it('keeps block structure as lines and drops comments and templates', () => {
@@ -87,6 +104,40 @@ describe('body formatting', () => {
 
   it('drops an unterminated script', () => {
     expect(htmlToText('<p>shown</p><script>var a = 1;')).toBe('shown');
+  });
+
+  // The one timed assertion the review asked for: a worker must never spend long on one page.
+  it.each([
+    ['unclosed <', '<'.repeat(1_000_000)],
+    ['unclosed tags with attributes', '<a '.repeat(333_334)],
+    ['unclosed comments', '<!--'.repeat(250_000)],
+    ['deeply nested tags', '<div>'.repeat(200_000)],
+    ['nested tags closed by unknown ones', `${'<span>'.repeat(83_334)}${'</b>'.repeat(125_000)}`],
+    ['nested tables', '<table><tr><td>'.repeat(66_667)],
+    ['nested svg', '<svg>'.repeat(200_000)],
+  ])('converts 1 MB of %s in under 200 ms', (_name, html) => {
+    htmlToText(html.slice(0, 10_000)); // compiles the tokenizer's code paths for this shape first
+    const fastest = Math.min(...[1, 2, 3].map(() => timed(() => htmlToText(html)))); // least disturbed by load
+    expect(fastest).toBeLessThan(200);
+  });
+
+  it('converts only the first MAX_HTML_CHARS characters of HTML and says so', () => {
+    const text = htmlToText(`<p>${'word '.repeat(MAX_HTML_CHARS / 5)}</p><p>beyond the cap</p>`);
+    expect(text).not.toContain('beyond the cap');
+    expect(
+      text.endsWith(`[only the first ${MAX_HTML_CHARS} characters of this HTML page were converted to text]`),
+    ).toBe(true);
+  });
+
+  it('leaves JSON unindented when indenting would grow it past MAX_INDENTED_JSON_CHARS', () => {
+    const wide = `[${'['.repeat(60)}${'1,'.repeat(450_000)}1${']'.repeat(60)}]`;
+    expect(formatBody(wide, 'application/json')).toBe(wide);
+    const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+    expect(formatBody(deep, 'application/json')).toBe(deep);
+    const small = `[${'['.repeat(40)}1${']'.repeat(40)}]`;
+    const indented = formatBody(small, 'application/json');
+    expect(indented.length).toBeLessThan(MAX_INDENTED_JSON_CHARS);
+    expect(indented).toContain(`\n${' '.repeat(82)}1\n`);
   });
 
   it('returns invalid JSON unchanged and plain text as is', () => {
