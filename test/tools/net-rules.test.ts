@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { nonPublicKind } from '../../src/tools/net/address-rules.js';
 import {
@@ -28,12 +29,84 @@ describe('address rules', () => {
     ['::ffff:7f00:1', 'loopback'],
     ['::ffff:a9fe:a9fe', 'link-local'],
     ['[::1]', 'loopback'],
+    ['0:0:0:0:0:ffff:7f00:1', 'loopback'],
+    ['0000:0000:0000:0000:0000:FFFF:7F00:0001', 'loopback'],
+    ['[::FFFF:7F00:1]', 'loopback'],
+    ['::127.0.0.1', 'loopback'],
+    ['::ffff:0:10.0.0.1', 'private'],
+    ['64:ff9b::10.1.2.3', 'private'],
+    ['64:ff9b::a9fe:a9fe', 'link-local'],
+    ['64:ff9b::808:808', 'NAT64'],
+    ['64:ff9b:1::c0a8:101', 'NAT64'],
+    ['64:ff9b:1:ffff::1', 'NAT64'],
+    ['2002:c0a8:0101::1', 'private'],
+    ['2002:7f00:1::', 'loopback'],
+    ['2002:808:808::1', '6to4'],
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'Teredo'],
+    ['fc00::1', 'unique local'],
+    ['febf:ffff::1', 'link-local'],
+    ['ff02::1', 'multicast'],
+    ['0:0:0:0:0:0:0:0', 'unspecified'],
+    ['fe80::1%eth0', 'link-local'],
+    ['0.1.2.3', 'unspecified'],
+    ['100.127.255.255', 'carrier-grade NAT'],
+    ['198.19.0.1', 'reserved'],
+    ['240.0.0.1', 'reserved'],
+    ['255.255.255.255', 'reserved'],
     ['not-an-ip', 'invalid'],
   ])('%s is %s', (address, kind) => {
     expect(nonPublicKind(address)).toBe(kind);
   });
 
-  it.each(['93.184.216.34', '8.8.8.8', '172.32.0.1', '2606:4700::1111', '::ffff:808:808'])(
+  const octet = fc.integer({ min: 0, max: 255 });
+  const ipv4 = fc.tuple(octet, octet, octet, octet);
+  const hex = (hi: number, lo: number) => ((hi << 8) | lo).toString(16);
+  /** Every IPv6 spelling of `v4` that embeds it. */
+  const embeddings = ([a, b, c, d]: [number, number, number, number]) => {
+    const dotted = `${a}.${b}.${c}.${d}`;
+    const [h, l] = [hex(a, b), hex(c, d)];
+    return {
+      mapped: [
+        `::ffff:${dotted}`,
+        `::ffff:${h}:${l}`,
+        `0:0:0:0:0:ffff:${h}:${l}`,
+        `[::FFFF:${h.toUpperCase()}:${l}]`,
+      ],
+      other: [
+        `::${dotted}`,
+        `::ffff:0:${dotted}`,
+        `64:ff9b::${dotted}`,
+        `64:ff9b::${h}:${l}`,
+        `2002:${h}:${l}::1`,
+      ],
+    };
+  };
+
+  it('classifies a non-public IPv4 address embedded in any IPv6 form as the IPv4 address', () => {
+    const nonPublic = ipv4.filter((v4) => nonPublicKind(v4.join('.')) !== null);
+    fc.assert(
+      fc.property(nonPublic, (v4) => {
+        const kind = nonPublicKind(v4.join('.'));
+        const { mapped, other } = embeddings(v4);
+        // ::0.0.0.0 and ::0.0.0.1 read as :: and ::1; every other form keeps the IPv4 kind.
+        const forms = v4[0] === 0 ? [...mapped, ...other.slice(1)] : [...mapped, ...other];
+        for (const form of forms) expect([form, nonPublicKind(form)]).toEqual([form, kind]);
+      }),
+    );
+  });
+
+  it('treats a mapped public IPv4 address as public and refuses the other embeddings of it', () => {
+    const isPublic = ipv4.filter((v4) => nonPublicKind(v4.join('.')) === null);
+    fc.assert(
+      fc.property(isPublic, (v4) => {
+        const { mapped, other } = embeddings(v4);
+        for (const form of mapped) expect([form, nonPublicKind(form)]).toEqual([form, null]);
+        for (const form of other) expect(nonPublicKind(form)).not.toBeNull();
+      }),
+    );
+  });
+
+  it.each(['93.184.216.34', '8.8.8.8', '172.32.0.1', '2606:4700::1111', '::ffff:808:808', '2001:4860::8888'])(
     '%s is public',
     (address) => {
       expect(nonPublicKind(address)).toBeNull();
