@@ -100,6 +100,8 @@ describe('http_request', () => {
   it('keeps dots that are not whole segments, and encoded separators in the query', () => {
     const url = `${server.url}/api/search/v1.2..3/.well?path=%2Fetc&up=..`;
     expect((parseArgs(tool(), { method: 'POST', url }) as { url: string }).url).toBe(url);
+    const noPath = `${server.url}?next=/api/../x%2F`;
+    expect(() => parseArgs(tool(), { method: 'POST', url: noPath })).toThrow(/not an allowed URL/);
   });
 
   it('still describes the URL as a plain string to the model', () => {

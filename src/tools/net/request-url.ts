@@ -14,9 +14,10 @@ const ENCODED_SEPARATOR = /%(?:2f|5c)/i;
 /** The raw path as the model wrote it: from the first `/` after the authority to a `?` or `#`. */
 function rawPath(text: string): string {
   const authority = text.indexOf('//');
-  const start = text.indexOf('/', authority === -1 ? 0 : authority + 2);
-  if (start === -1) return '';
-  const rest = text.slice(start);
+  const afterAuthority = text.slice(authority === -1 ? 0 : authority + 2);
+  const start = afterAuthority.search(/[/?#]/);
+  if (start === -1 || afterAuthority[start] !== '/') return '';
+  const rest = afterAuthority.slice(start);
   const end = rest.search(/[?#]/);
   return end === -1 ? rest : rest.slice(0, end);
 }
