@@ -11,6 +11,7 @@ import { HttpStatusError, ToolError } from './errors.js';
 import { decodeBody, formatBody } from './net/body-format.js';
 import { type AllowRule, guardedRequest } from './net/guarded-request.js';
 import { type Lookup, systemLookup } from './net/lookup.js';
+import { requestUrl } from './net/request-url.js';
 import { timeLimit } from './net/time-limit.js';
 import { findAllowEntry } from './net/url-allowlist.js';
 import { clip, codeBlock, inlineCode } from './preview-format.js';
@@ -27,17 +28,19 @@ export const httpRequestSettings = z.strictObject({
 
 export type HttpRequestSettings = z.output<typeof httpRequestSettings>;
 
-/** The URL is checked against the allowlist already here, so no approver is asked about a call that must fail. */
+/**
+ * The URL is normalised and checked against the allowlist already here, so the approver sees (and the
+ * hash covers) the exact URL that is sent, and is never asked about a call that must fail.
+ */
 function parametersFor(rules: readonly AllowRule[]) {
   const allowed = rules.map((r) => r.prefix).join(', ');
   return z.object({
     method: z.enum(['POST', 'PUT', 'PATCH', 'DELETE']),
-    url: z
-      .string()
-      .describe('Absolute http(s) URL under one of the allowed prefixes')
-      .refine((url) => URL.canParse(url) && findAllowEntry(new URL(url), rules) !== undefined, {
+    url: requestUrl
+      .refine((href) => findAllowEntry(new URL(href), rules) !== undefined, {
         error: `not an allowed URL; URLs must start with one of: ${allowed}`,
-      }),
+      })
+      .describe('Absolute http(s) URL under one of the allowed prefixes'),
     body: z.json().optional().describe('JSON body to send (omit for none)'),
   });
 }
@@ -45,7 +48,6 @@ function parametersFor(rules: readonly AllowRule[]) {
 type Args = z.output<ReturnType<typeof parametersFor>>;
 
 function headerNames(rules: readonly AllowRule[], url: string): string[] {
-  if (!URL.canParse(url)) return [];
   return Object.keys(findAllowEntry(new URL(url), rules)?.headers ?? {});
 }
 

@@ -114,9 +114,16 @@ describe('http_get', () => {
     await expect(run(t, { url: `${server.url}/api-admin` })).rejects.toMatchObject({
       code: 'url_not_allowed',
     });
-    await expect(run(t, { url: `${server.url}/api/../ok.json` })).rejects.toMatchObject({
-      code: 'url_not_allowed',
-    });
+    await expect(run(t, { url: `${server.url}/api/../ok.json` })).rejects.toThrow(/\. or \.\. path segment/);
+  });
+
+  it('requests the normalised URL and reports that one', async () => {
+    const out = text(await run(tool([local()]), { url: `${server.url}/ok.json?x=a b` }));
+    expect(server.requests.at(-1)?.path).toBe('/ok.json?x=a%20b');
+    expect(out).toContain(`for GET ${server.url}/ok.json?x=a%20b\n`);
+    await expect(run(tool([local()]), { url: `${server.url}/x/%2e%2e/ok.json` })).rejects.toThrow(
+      /path segment/,
+    );
   });
 
   it('refuses loopback unless the prefix allows private addresses', async () => {

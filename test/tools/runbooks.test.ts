@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReadRunbook } from '../../src/tools/read-runbook.js';
+import { headings } from '../../src/tools/runbooks/markdown-sections.js';
 import { stem } from '../../src/tools/runbooks/runbook-search.js';
 import { runbookSettings } from '../../src/tools/runbooks/runbook-settings.js';
 import { createSearchRunbooks } from '../../src/tools/search-runbooks.js';
@@ -157,5 +158,26 @@ describe('read_runbook', () => {
   it('refuses files that are not Markdown and reports missing ones', async () => {
     await expect(read({ path: 'notes.txt' })).rejects.toMatchObject({ code: 'not_a_runbook' });
     await expect(read({ path: 'nope.md' })).rejects.toMatchObject({ code: 'runbook_not_found' });
+  });
+});
+
+describe('Markdown headings', () => {
+  it('reads titles without their closing #s', () => {
+    const lines = ['# Title', '##  Two  ## ', '### a#', '# ##', '#no', '####### seven', '  # indented #'];
+    expect(headings(lines).map((h) => [h.level, h.title])).toEqual([
+      [1, 'Title'],
+      [2, 'Two'],
+      [3, 'a#'],
+      [1, '##'],
+      [1, 'indented'],
+    ]);
+  });
+
+  it('reads a heading with a very long run of spaces in linear time', () => {
+    const started = process.cpuUsage();
+    const found = headings([`# a${' '.repeat(200_000)}x`, `## b${'\t'.repeat(200_000)}#`]);
+    const { user, system } = process.cpuUsage(started);
+    expect(found.map((h) => h.title)).toEqual([`a${' '.repeat(200_000)}x`, 'b']);
+    expect((user + system) / 1000).toBeLessThan(200);
   });
 });

@@ -13,13 +13,28 @@ export interface LineRange {
   to: number;
 }
 
-const ATX = /^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$/;
+/** The opening `#`s of an ATX heading; the rest of the line is read by `headingTitle`, not a regex. */
+const ATX_OPEN = /^ {0,3}(#{1,6})[ \t]+/;
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;
 
 export function splitLines(text: string): string[] {
   const lines = text.split(/\r?\n/);
   if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
   return lines;
+}
+
+/**
+ * The title after the opening `#`s, without an optional closing run of `#`s. A single regex for the whole
+ * line backtracks quadratically (and worse) on a long run of spaces, which one bad file would turn into
+ * minutes of blocked worker.
+ */
+function headingTitle(rest: string): string {
+  const text = rest.trimEnd();
+  let start = text.length;
+  while (start > 0 && text[start - 1] === '#') start--;
+  const before = text[start - 1];
+  const closed = start < text.length && (before === ' ' || before === '\t');
+  return (closed ? text.slice(0, start) : text).trim();
 }
 
 export function headings(lines: readonly string[]): Heading[] {
@@ -34,8 +49,10 @@ export function headings(lines: readonly string[]): Heading[] {
       return;
     }
     if (fence !== null) return;
-    const m = ATX.exec(text);
-    if (m?.[1] && m[2] !== undefined) found.push({ line: i + 1, level: m[1].length, title: m[2].trim() });
+    const m = ATX_OPEN.exec(text);
+    if (m?.[1]) {
+      found.push({ line: i + 1, level: m[1].length, title: headingTitle(text.slice(m[0].length)) });
+    }
   });
   return found;
 }
