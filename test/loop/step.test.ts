@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { applyDecisions, cancelRun } from '../../src/loop/decisions.js';
+import { defineTool } from '../../src/loop/define-tool.js';
 import { decideAndContinue, runUntilPause } from '../../src/loop/run.js';
 import { step } from '../../src/loop/step.js';
 import type { Message, RunState, ToolResult } from '../../src/loop/types.js';
@@ -117,6 +119,69 @@ describe('step: answers and read tools', () => {
     ]);
     const out = await runUntilPause(newRun(), deps(model).deps);
     assertWellFormed(out.state);
+  });
+});
+
+describe('hostile argument shapes', () => {
+  const deepArray = '['.repeat(10_000) + ']'.repeat(10_000);
+  const deepObject = `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`;
+
+  it('answers deeply nested arguments to a read and a gated tool with invalid_arguments, and the run goes on', async () => {
+    const model = scriptedModel([
+      { calls: [call('lookup', deepArray), call('restart', deepArray)] },
+      { calls: [call('lookup', deepObject), call('announce', `{"text":${deepArray}}`)] },
+      { calls: [call('lookup', { service: 'payments' })] },
+      { text: 'payments is ok' },
+    ]);
+    const { deps: d, executed } = deps(model);
+    const out = await runUntilPause(newRun({ maxConsecutiveToolErrors: 10 }), d);
+    expect(out.state).toMatchObject({ status: 'completed', stopReason: 'completed' });
+    expect(toolResults(out.state).map(errorCode)).toEqual([
+      'invalid_arguments',
+      'invalid_arguments',
+      'invalid_arguments',
+      'invalid_arguments',
+      'ok',
+    ]);
+    expect(toolResults(out.state)[0]).toMatchObject({
+      error: { message: expect.stringContaining('more than the 64 allowed') },
+    });
+    expect(executed).toEqual([{ tool: 'lookup', args: { service: 'payments' }, key: '' }]);
+    assertWellFormed(out.state);
+  });
+
+  it('refuses arguments longer than the bound before parsing them', async () => {
+    const huge = JSON.stringify({ service: 'x'.repeat(300_000) });
+    const model = scriptedModel([{ calls: [call('lookup', huge)] }, { text: 'ok' }]);
+    const out = await runUntilPause(newRun(), deps(model).deps);
+    expect(lastResult(out.state)).toMatchObject({
+      ok: false,
+      error: { code: 'invalid_arguments', message: expect.stringContaining('more than the 262144 allowed') },
+    });
+    expect(out.state.stopReason).toBe('completed');
+  });
+
+  it('turns a throw while checking arguments into invalid_arguments', async () => {
+    const { deps: d } = deps(scriptedModel([]));
+    const throwing = defineTool({
+      name: 'fragile',
+      description: 'A schema whose own code throws',
+      effect: 'write',
+      parameters: z.object({ n: z.number() }).transform(() => {
+        throw new RangeError('Maximum call stack size exceeded');
+      }),
+      async execute() {
+        return 'unreached';
+      },
+    });
+    const model = scriptedModel([{ calls: [call('fragile', { n: 1 })] }, { text: 'ok' }]);
+    const tools = new Map([...d.tools, ['fragile', throwing]]);
+    const out = await runUntilPause(newRun(), { ...d, model, tools });
+    expect(lastResult(out.state)).toMatchObject({
+      ok: false,
+      error: { code: 'invalid_arguments', message: expect.stringContaining('Maximum call stack') },
+    });
+    expect(out.state.stopReason).toBe('completed');
   });
 });
 
