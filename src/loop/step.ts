@@ -1,5 +1,6 @@
 import { checkAnswer } from './answer.js';
 import { costOf, exhaustedBudget, priceFor, remainingMs, replyTokenBound } from './budget.js';
+import { capCalls } from './call-caps.js';
 import { RunStatusError } from './errors.js';
 import { type CallContext, executeCall, previewCall } from './execute.js';
 import { endRun, pauseClock } from './finish.js';
@@ -141,11 +142,14 @@ function trackRepeats(
   return { state: { ...state, brakes: { ...state.brakes, lastCallSignature, identicalCalls } }, trippedAt };
 }
 
-/** Counts failed results in a row, in call order; gated calls (not yet results) leave the count alone. */
+/**
+ * Counts failed results in a row, in call order. Gated calls (not yet results) and calls refused for
+ * the flood caps (nothing was tried) leave the count alone.
+ */
 function trackErrors(state: RunState, results: readonly (ToolResult | null)[]): RunState {
   let errors = state.brakes.consecutiveToolErrors;
   for (const r of results) {
-    if (r === null) continue;
+    if (r === null || (!r.ok && r.error.code === 'too_many_calls')) continue;
     errors = r.ok ? 0 : errors + 1;
   }
   return { ...state, brakes: { ...state.brakes, consecutiveToolErrors: errors } };
@@ -268,7 +272,10 @@ function turnReason(state: RunState): string | undefined {
  */
 async function processTurn(state: RunState, deps: EngineDeps): Promise<StepOutcome> {
   const calls = turnCalls(state);
-  const prepared = calls.map((c) => prepareCall(c, deps.tools, state));
+  const prepared = capCalls(
+    calls.map((c) => prepareCall(c, deps.tools, state)),
+    state.limits,
+  );
 
   const repeats = trackRepeats(state, prepared);
   let next = repeats.state;

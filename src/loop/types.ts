@@ -40,6 +40,7 @@ export type ToolErrorCode =
   | 'cancelled'
   | 'outcome_unknown'
   | 'approval_mismatch'
+  | 'too_many_calls'
   | 'run_stopped';
 
 /** What a tool call produced, as the model will read it (serialised into the `tool` message). */
@@ -270,6 +271,10 @@ export interface RunLimits {
   maxConsecutiveToolErrors: number;
   /** Identical consecutive calls that stop the run (`loop_detected`). */
   maxIdenticalCalls: number;
+  /** Tool calls of one model reply that are acted on; later ones get a `too_many_calls` result. */
+  maxToolCallsPerReply: number;
+  /** Gated calls of one reply put to people at once; later ones get a `too_many_calls` result. */
+  maxGatedCallsPerPause: number;
   /** Characters of one tool result the model may see; longer ones keep head and tail. */
   maxObservationChars: number;
   /** Default per-call timeout of tools that declare none. */

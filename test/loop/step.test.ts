@@ -363,6 +363,43 @@ describe('gated calls and decisions', () => {
   });
 });
 
+describe('flood caps', () => {
+  it('answers every call past maxToolCallsPerReply with too_many_calls and runs none of them', async () => {
+    const calls = Array.from({ length: 20 }, (_, i) => call('lookup', { service: `s${i}` }));
+    const model = scriptedModel([{ calls }, { text: 'done' }]);
+    const { deps: d, executed } = deps(model);
+    const out = await runUntilPause(newRun(), d);
+    expect(out.state.stopReason).toBe('completed');
+    expect(executed).toHaveLength(16);
+    const results = toolResults(out.state);
+    expect(results.map(errorCode)).toEqual([...Array(16).fill('ok'), ...Array(4).fill('too_many_calls')]);
+    expect(results[16]).toMatchObject({
+      error: {
+        message: 'Not executed: at most 16 tool calls per reply; this was call 17. Send fewer calls.',
+      },
+    });
+    assertWellFormed(out.state);
+  });
+
+  it('puts at most maxGatedCallsPerPause gated calls to people; the others get too_many_calls', async () => {
+    const calls = [
+      call('lookup', { service: 'a' }),
+      ...Array.from({ length: 4 }, (_, i) => call('announce', { text: `note ${i}` })),
+    ];
+    const model = scriptedModel([{ calls }]);
+    const { deps: d, events } = deps(model);
+    const out = await runUntilPause(newRun({ maxGatedCallsPerPause: 2 }), d);
+    if (out.type !== 'interruption') throw new Error('expected a pause');
+    expect(out.gated.map((g) => g.args)).toEqual([{ text: 'note 0' }, { text: 'note 1' }]);
+    expect(events.filter((e) => e.type === 'approval_needed')).toHaveLength(1);
+    const slots = out.state.turn!.slots.map((s) => (s.result ? errorCode(s.result) : 'pending'));
+    expect(slots).toEqual(['ok', 'pending', 'pending', 'too_many_calls', 'too_many_calls']);
+    expect(out.state.turn!.slots[3]!.result).toMatchObject({
+      error: { message: expect.stringContaining('at most 2 calls needing approval per reply') },
+    });
+  });
+});
+
 describe('budgets and brakes', () => {
   it('stops at max_steps without calling the model again', async () => {
     const model = scriptedModel(
