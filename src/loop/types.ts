@@ -145,7 +145,11 @@ export interface ModelRequest {
 export interface ModelReply {
   content: string | null;
   toolCalls: ToolCall[];
-  usage: ModelUsage;
+  /**
+   * What the server reported; absent when it reported nothing. A missing or zero count is charged the
+   * engine's estimate instead (src/loop/estimate.ts), never 0.
+   */
+  usage?: ModelUsage;
   /** The model that actually answered (prices are looked up by it). */
   model: string;
 }
@@ -155,6 +159,8 @@ export interface ModelReply {
  * exhausted. Any other rejection is treated as a model error too.
  */
 export interface ModelPort {
+  /** The model asked for, when known: prices the estimate made before a call (else `defaultPrice`). */
+  readonly model?: string;
   complete(request: ModelRequest): Promise<ModelReply>;
 }
 

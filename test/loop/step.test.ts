@@ -2,9 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { applyDecisions, cancelRun } from '../../src/loop/decisions.js';
 import { defineTool } from '../../src/loop/define-tool.js';
+import { requestTokens, textTokens } from '../../src/loop/estimate.js';
 import { decideAndContinue, runUntilPause } from '../../src/loop/run.js';
 import { step } from '../../src/loop/step.js';
-import type { Message, RunState, ToolResult } from '../../src/loop/types.js';
+import type { Message, ModelPort, RunLimits, RunState, ToolResult } from '../../src/loop/types.js';
 import { assertWellFormed, call, deps, newRun, scriptedModel } from '../support/engine.js';
 
 const toolResults = (s: RunState) =>
@@ -466,7 +467,88 @@ describe('budgets and brakes', () => {
       { text: 'ok' },
     ]);
     await runUntilPause(newRun({ maxTokens: 5000, maxReplyTokens: 2000 }), deps(model).deps);
-    expect(model.requests.map((r) => r.maxOutputTokens)).toEqual([2000, 500]);
+    const second = model.requests[1]!;
+    expect(model.requests.map((r) => r.maxOutputTokens)).toEqual([
+      2000,
+      500 - requestTokens(second.messages, second.tools),
+    ]);
+  });
+
+  const withHistory = (limits: Partial<RunLimits>, chars: number): RunState => {
+    const run = newRun(limits);
+    const pasted: Message = { role: 'user', content: 'lorem ipsum dolor sit amet '.repeat(chars / 27) };
+    return { ...run, messages: [run.messages[0]!, pasted, ...run.messages.slice(1)] };
+  };
+  const priced = { prices: { 'test-model': { inputPerMTok: 1, outputPerMTok: 1 } } };
+
+  it('never sends a request whose estimated input exceeds what is left of the token budget', async () => {
+    const model = scriptedModel([{ text: 'unreached' }]);
+    const out = await runUntilPause(withHistory({ maxTokens: 10_000 }, 200_000), deps(model).deps);
+    expect(model.requests).toHaveLength(0);
+    expect(out.state).toMatchObject({ status: 'stopped', stopReason: 'token_budget', step: 0 });
+    expect(out.state.stopMessage).toMatch(/needs about \d+ input tokens, more than the 10000-token budget/);
+  });
+
+  it('never sends a request whose estimated input cost exceeds what is left of the cost budget', async () => {
+    const model = scriptedModel([{ text: 'unreached' }]);
+    const out = await runUntilPause(withHistory({ ...priced, maxCostUsd: 0.01 }, 200_000), deps(model).deps);
+    expect(model.requests).toHaveLength(0);
+    expect(out.state).toMatchObject({ status: 'stopped', stopReason: 'cost_budget' });
+  });
+
+  it('charges a reply without usage the estimate of its request and its content', async () => {
+    const model = scriptedModel([{ text: 'All good.', usage: null }]);
+    const out = await runUntilPause(newRun(), deps(model).deps);
+    const first = model.requests[0]!;
+    expect(out.state.usage).toMatchObject({
+      inputTokens: requestTokens(first.messages, first.tools),
+      outputTokens: textTokens('All good.'),
+    });
+  });
+
+  it('lowers the reply bound so input and the whole reply fit the cost budget', async () => {
+    const model = scriptedModel([{ text: 'ok', usage: { inputTokens: 100, outputTokens: 5 } }]);
+    await runUntilPause(newRun({ ...priced, maxCostUsd: 0.002, maxReplyTokens: 4096 }), deps(model).deps);
+    const first = model.requests[0]!;
+    expect(first.maxOutputTokens).toBe(2000 - requestTokens(first.messages, first.tools));
+  });
+
+  /** A model that never stops calling tools and reports zero usage (how a missing usage used to read). */
+  const tirelessModel = (): ModelPort & { calls: number } => {
+    const port = {
+      model: 'test-model',
+      calls: 0,
+      async complete() {
+        port.calls++;
+        return {
+          content: 'checking',
+          toolCalls: [{ id: 'c', name: 'lookup', arguments: JSON.stringify({ service: `s${port.calls}` }) }],
+          usage: { inputTokens: 0, outputTokens: 0 },
+          model: 'test-model',
+        };
+      },
+    };
+    return port;
+  };
+
+  it('charges a reply with zero usage an estimate, so the token budget still ends the run', async () => {
+    const model = tirelessModel();
+    const out = await runUntilPause(newRun({ maxSteps: 500, maxTokens: 5_000 }), deps(model).deps);
+    expect(out.state.stopReason).toBe('token_budget');
+    expect(model.calls).toBeLessThan(500);
+    expect(out.state.usage.inputTokens).toBeGreaterThan(0);
+    expect(out.state.usage.outputTokens).toBeGreaterThan(0);
+  });
+
+  it('charges a reply with zero usage an estimate, so the cost budget still ends the run', async () => {
+    const model = tirelessModel();
+    const out = await runUntilPause(
+      newRun({ ...priced, maxSteps: 500, maxTokens: 100_000_000, maxCostUsd: 0.005 }),
+      deps(model).deps,
+    );
+    expect(out.state.stopReason).toBe('cost_budget');
+    expect(model.calls).toBeLessThan(500);
+    expect(out.state.usage.costUsd).toBeGreaterThan(0);
   });
 
   it('detects the same call three times in a row and stops without executing it', async () => {
