@@ -37,6 +37,8 @@ export function limitsFromPolicy(policy: Policy): RunLimits {
     ...(b.maxConsecutiveToolErrors === undefined
       ? {}
       : { maxConsecutiveToolErrors: b.maxConsecutiveToolErrors }),
+    ...(b.maxToolCallsPerReply === undefined ? {} : { maxToolCallsPerReply: b.maxToolCallsPerReply }),
+    ...(b.maxGatedCallsPerPause === undefined ? {} : { maxGatedCallsPerPause: b.maxGatedCallsPerPause }),
     ...(b.maxObservationChars === undefined ? {} : { maxObservationChars: b.maxObservationChars }),
     ...(b.toolTimeoutSeconds === undefined ? {} : { toolTimeoutMs: b.toolTimeoutSeconds * 1000 }),
     prices,

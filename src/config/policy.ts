@@ -70,6 +70,8 @@ const budgetsSection = z.strictObject({
     .max(10_000)
     .optional(),
   maxConsecutiveToolErrors: positiveInt(100).optional(),
+  maxToolCallsPerReply: positiveInt(128).optional(),
+  maxGatedCallsPerPause: positiveInt(50).optional(),
   maxObservationChars: z.number().int().min(500).max(1_000_000).optional(),
   toolTimeoutSeconds: positiveInt(3600).optional(),
 });

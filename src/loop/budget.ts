@@ -55,8 +55,46 @@ export function exhaustedBudget(state: RunState, now: number): Stop | null {
   return null;
 }
 
-/** Tokens the next reply may use: its own bound, lowered so the reply cannot pass the token budget. */
-export function replyTokenBound(state: RunState): number {
-  const left = state.limits.maxTokens - state.usage.inputTokens - state.usage.outputTokens;
-  return Math.max(1, Math.min(state.limits.maxReplyTokens, left));
+/** Smallest reply bound worth a model call: a reply cut shorter holds neither a tool call nor an answer. */
+export const MIN_REPLY_TOKENS = 16;
+
+/**
+ * The output bound of the next request, whose input is estimated at `inputTokens` priced by `price`:
+ * the per-reply bound, lowered so input plus the whole reply fit what is left of the token budget and
+ * of the cost budget; or the budget that cannot pay for even a minimal reply.
+ */
+export function planRequest(
+  state: RunState,
+  inputTokens: number,
+  price: ModelPrice,
+): { maxOutputTokens: number } | Stop {
+  const { limits, usage } = state;
+  const tokensLeft = limits.maxTokens - usage.inputTokens - usage.outputTokens - inputTokens;
+  if (tokensLeft < MIN_REPLY_TOKENS) {
+    return {
+      reason: 'token_budget',
+      message: `Stopped: the next model request needs about ${inputTokens} input tokens, more than the ${limits.maxTokens}-token budget has left after ${usage.inputTokens + usage.outputTokens} used.`,
+    };
+  }
+  const costLeft = limits.maxCostUsd - usage.costUsd - costOf({ inputTokens, outputTokens: 0 }, price);
+  const affordable =
+    price.outputPerMTok > 0
+      ? Math.floor((costLeft * 1_000_000) / price.outputPerMTok)
+      : Number.POSITIVE_INFINITY;
+  const maxOutputTokens = Math.min(limits.maxReplyTokens, tokensLeft, affordable);
+  if (maxOutputTokens < MIN_REPLY_TOKENS) {
+    return {
+      reason: 'cost_budget',
+      message: `Stopped: the next model request (about ${inputTokens} input tokens) would cost more than the ${fmtUsd(limits.maxCostUsd - usage.costUsd)} left of the ${fmtUsd(limits.maxCostUsd)} budget.`,
+    };
+  }
+  return { maxOutputTokens };
+}
+
+/** What a reply is charged: the server's counts, with a missing or zero count replaced by the estimate. */
+export function chargedUsage(reported: ModelUsage | undefined, estimate: ModelUsage): ModelUsage {
+  return {
+    inputTokens: reported && reported.inputTokens > 0 ? reported.inputTokens : estimate.inputTokens,
+    outputTokens: reported && reported.outputTokens > 0 ? reported.outputTokens : estimate.outputTokens,
+  };
 }

@@ -55,6 +55,7 @@ export function createOpenAIModel(opts: OpenAIModelOptions): ModelPort {
   const describe = { baseURL, maxRetries: o.maxRetries, timeoutMs: o.timeoutMs };
 
   return {
+    model: o.model,
     async complete(request: ModelRequest): Promise<ModelReply> {
       const { signal } = request;
       if (signal.aborted) throw abortedError(signal);
@@ -171,14 +172,15 @@ function toReply(completion: unknown, requestedModel: string, baseURL: string): 
       arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}),
     });
   }
+  const usage = parsed.data.usage;
   return {
     // A refusal is the model's answer in words; the engine validates an empty reply.
     content: message.content ?? message.refusal ?? (toolCalls.length > 0 ? null : ''),
     toolCalls,
-    usage: {
-      inputTokens: parsed.data.usage?.prompt_tokens ?? 0,
-      outputTokens: parsed.data.usage?.completion_tokens ?? 0,
-    },
+    // No usage at all is left out; a missing count is 0. The engine charges its estimate for either.
+    ...(usage && {
+      usage: { inputTokens: usage.prompt_tokens ?? 0, outputTokens: usage.completion_tokens ?? 0 },
+    }),
     model: parsed.data.model || requestedModel,
   };
 }

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { argsBoundsProblem } from './args-bounds.js';
 import { argsHash, callSignature } from './hash.js';
 import { errorResult } from './observation.js';
 import { tooLongToShow } from './shown-arguments.js';
@@ -16,12 +17,39 @@ function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
     .join('; ');
 }
 
+/** An `invalid_arguments` result keyed by the raw text, whose hash is safe whatever its shape. */
+function invalidArguments(call: ToolCall, problem: string): PreparedCall {
+  return {
+    kind: 'error',
+    call,
+    signature: callSignature(call.name, argsHash(call.arguments)),
+    result: errorResult('invalid_arguments', `The arguments of ${call.name} were refused: ${problem}`),
+  };
+}
+
 /**
  * Turns a raw call from the model into something the engine can act on, or into an error result the
- * model can read and correct: unknown tool, malformed JSON, arguments failing the schema, a gated call
- * identical to one a person already rejected in this run, or one too long to show an approver in full.
+ * model can read and correct: unknown tool, malformed JSON, arguments too large or too deeply nested,
+ * arguments failing the schema, a gated call identical to one a person already rejected in this run, or
+ * one too long to show an approver in full. Never throws: a throw while preparing (a schema's own code,
+ * say) is an argument error too, so a turn already checkpointed cannot fail the same way on every retry.
  */
 export function prepareCall(
+  call: ToolCall,
+  tools: ReadonlyMap<string, AnyTool>,
+  state: RunState,
+): PreparedCall {
+  try {
+    return prepareUnguarded(call, tools, state);
+  } catch (err) {
+    return invalidArguments(
+      call,
+      `they could not be checked (${err instanceof Error ? err.message : String(err)}).`,
+    );
+  }
+}
+
+function prepareUnguarded(
   call: ToolCall,
   tools: ReadonlyMap<string, AnyTool>,
   state: RunState,
@@ -38,6 +66,8 @@ export function prepareCall(
       ),
     };
   }
+  const outOfBounds = argsBoundsProblem(call.arguments);
+  if (outOfBounds) return invalidArguments(call, outOfBounds);
   let raw: unknown;
   try {
     raw = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);

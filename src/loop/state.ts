@@ -10,6 +10,8 @@ export const DEFAULT_LIMITS: RunLimits = {
   defaultPrice: { inputPerMTok: 0.4, outputPerMTok: 1.6 },
   maxConsecutiveToolErrors: 3,
   maxIdenticalCalls: 3,
+  maxToolCallsPerReply: 16,
+  maxGatedCallsPerPause: 5,
   maxObservationChars: 16_000,
   toolTimeoutMs: 30_000,
   maxAnswerRetries: 2,

@@ -1,6 +1,8 @@
 import { checkAnswer } from './answer.js';
-import { costOf, exhaustedBudget, priceFor, remainingMs, replyTokenBound } from './budget.js';
+import { chargedUsage, costOf, exhaustedBudget, planRequest, priceFor, remainingMs } from './budget.js';
+import { capCalls } from './call-caps.js';
 import { RunStatusError } from './errors.js';
+import { replyTokens, requestTokens } from './estimate.js';
 import { type CallContext, executeCall, previewCall } from './execute.js';
 import { endRun, pauseClock } from './finish.js';
 import { summarise } from './observation.js';
@@ -36,6 +38,10 @@ export async function step(state: RunState, deps: EngineDeps): Promise<StepOutco
   const started = deps.clock.now();
   const over = exhaustedBudget(state, started);
   if (over) return final(await save(endRun(state, over, deps), deps));
+  const tools = toolSchemas(deps.tools);
+  const inputEstimate = requestTokens(state.messages, tools);
+  const plan = planRequest(state, inputEstimate, priceFor(state.limits, deps.model.model ?? ''));
+  if ('reason' in plan) return final(await save(endRun(state, plan, deps), deps));
 
   const stepNo = state.step + 1;
   deps.emit({ type: 'step_started', runId: state.runId, step: stepNo });
@@ -45,9 +51,9 @@ export async function step(state: RunState, deps: EngineDeps): Promise<StepOutco
   try {
     reply = await deps.model.complete({
       messages: state.messages,
-      tools: toolSchemas(deps.tools),
+      tools,
       signal: controller.signal,
-      maxOutputTokens: replyTokenBound(state),
+      maxOutputTokens: plan.maxOutputTokens,
     });
   } catch (err) {
     const counted = { ...state, step: stepNo };
@@ -65,20 +71,24 @@ export async function step(state: RunState, deps: EngineDeps): Promise<StepOutco
     clearTimeout(deadline);
   }
   const now = deps.clock.now();
-  const cost = costOf(reply.usage, priceFor(state.limits, reply.model));
+  const charged = chargedUsage(reply.usage, {
+    inputTokens: inputEstimate,
+    outputTokens: replyTokens(reply),
+  });
+  const cost = costOf(charged, priceFor(state.limits, reply.model));
   deps.emit({
     type: 'model_replied',
     runId: state.runId,
     step: stepNo,
     toolCalls: reply.toolCalls.length,
     durationMs: now - started,
-    usage: reply.usage,
+    usage: charged,
     costUsd: cost,
   });
   const usage = {
     ...state.usage,
-    inputTokens: state.usage.inputTokens + reply.usage.inputTokens,
-    outputTokens: state.usage.outputTokens + reply.usage.outputTokens,
+    inputTokens: state.usage.inputTokens + charged.inputTokens,
+    outputTokens: state.usage.outputTokens + charged.outputTokens,
     costUsd: state.usage.costUsd + cost,
   };
   const next: RunState = { ...state, step: stepNo, usage, updatedAt: now };
@@ -141,11 +151,14 @@ function trackRepeats(
   return { state: { ...state, brakes: { ...state.brakes, lastCallSignature, identicalCalls } }, trippedAt };
 }
 
-/** Counts failed results in a row, in call order; gated calls (not yet results) leave the count alone. */
+/**
+ * Counts failed results in a row, in call order. Gated calls (not yet results) and calls refused for
+ * the flood caps (nothing was tried) leave the count alone.
+ */
 function trackErrors(state: RunState, results: readonly (ToolResult | null)[]): RunState {
   let errors = state.brakes.consecutiveToolErrors;
   for (const r of results) {
-    if (r === null) continue;
+    if (r === null || (!r.ok && r.error.code === 'too_many_calls')) continue;
     errors = r.ok ? 0 : errors + 1;
   }
   return { ...state, brakes: { ...state.brakes, consecutiveToolErrors: errors } };
@@ -268,7 +281,10 @@ function turnReason(state: RunState): string | undefined {
  */
 async function processTurn(state: RunState, deps: EngineDeps): Promise<StepOutcome> {
   const calls = turnCalls(state);
-  const prepared = calls.map((c) => prepareCall(c, deps.tools, state));
+  const prepared = capCalls(
+    calls.map((c) => prepareCall(c, deps.tools, state)),
+    state.limits,
+  );
 
   const repeats = trackRepeats(state, prepared);
   let next = repeats.state;

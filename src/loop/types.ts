@@ -40,6 +40,7 @@ export type ToolErrorCode =
   | 'cancelled'
   | 'outcome_unknown'
   | 'approval_mismatch'
+  | 'too_many_calls'
   | 'run_stopped';
 
 /** What a tool call produced, as the model will read it (serialised into the `tool` message). */
@@ -144,7 +145,11 @@ export interface ModelRequest {
 export interface ModelReply {
   content: string | null;
   toolCalls: ToolCall[];
-  usage: ModelUsage;
+  /**
+   * What the server reported; absent when it reported nothing. A missing or zero count is charged the
+   * engine's estimate instead (src/loop/estimate.ts), never 0.
+   */
+  usage?: ModelUsage;
   /** The model that actually answered (prices are looked up by it). */
   model: string;
 }
@@ -154,6 +159,8 @@ export interface ModelReply {
  * exhausted. Any other rejection is treated as a model error too.
  */
 export interface ModelPort {
+  /** The model asked for, when known: prices the estimate made before a call (else `defaultPrice`). */
+  readonly model?: string;
   complete(request: ModelRequest): Promise<ModelReply>;
 }
 
@@ -270,6 +277,10 @@ export interface RunLimits {
   maxConsecutiveToolErrors: number;
   /** Identical consecutive calls that stop the run (`loop_detected`). */
   maxIdenticalCalls: number;
+  /** Tool calls of one model reply that are acted on; later ones get a `too_many_calls` result. */
+  maxToolCallsPerReply: number;
+  /** Gated calls of one reply put to people at once; later ones get a `too_many_calls` result. */
+  maxGatedCallsPerPause: number;
   /** Characters of one tool result the model may see; longer ones keep head and tail. */
   maxObservationChars: number;
   /** Default per-call timeout of tools that declare none. */

@@ -107,6 +107,9 @@ export const runHeaderStateSchema = z.strictObject({
     defaultPrice: price,
     maxConsecutiveToolErrors: z.number(),
     maxIdenticalCalls: z.number(),
+    // Defaults for runs stored before these limits existed: the engine's defaults of that time.
+    maxToolCallsPerReply: z.number().default(16),
+    maxGatedCallsPerPause: z.number().default(5),
     maxObservationChars: z.number(),
     toolTimeoutMs: z.number(),
     maxAnswerRetries: z.number(),

@@ -224,6 +224,8 @@ describe('limitsFromPolicy', () => {
       maxTokens: 200_000,
       maxCostUsd: 0.5,
       maxConsecutiveToolErrors: 3,
+      maxToolCallsPerReply: 16,
+      maxGatedCallsPerPause: 5,
       maxObservationChars: 16_000,
       toolTimeoutMs: 30_000,
       prices: {
@@ -232,6 +234,18 @@ describe('limitsFromPolicy', () => {
       },
       defaultPrice: { inputPerMTok: 2, outputPerMTok: 8 },
     });
+  });
+});
+
+describe('flood caps', () => {
+  it('maps budgets.maxToolCallsPerReply and budgets.maxGatedCallsPerPause, refusing 0', () => {
+    const limits = limitsFromPolicy(
+      parsePolicy('budgets: { maxToolCallsPerReply: 8, maxGatedCallsPerPause: 2 }\n', { env: {} }),
+    );
+    expect(limits).toMatchObject({ maxToolCallsPerReply: 8, maxGatedCallsPerPause: 2 });
+    expect(() => parsePolicy('budgets: { maxGatedCallsPerPause: 0 }\n', { env: {} })).toThrow(
+      /budgets\.maxGatedCallsPerPause/,
+    );
   });
 });
 

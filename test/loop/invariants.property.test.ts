@@ -124,3 +124,64 @@ describe('engine invariants under random model behaviour', () => {
     );
   });
 });
+
+describe('flood caps under random call counts', () => {
+  it('every call id gets exactly one result before the next model call; at most N gated calls reach people', async () => {
+    const kinds = fc.array(fc.constantFrom('lookup', 'announce', 'nope'), { maxLength: 40 });
+    await fc.assert(
+      fc.asyncProperty(
+        kinds,
+        fc.integer({ min: 1, max: 12 }),
+        fc.integer({ min: 1, max: 6 }),
+        async (names, maxCalls, maxGated) => {
+          const calls = names.map((name, i) =>
+            name === 'announce' ? { name, args: { text: `t${i}` } } : { name, args: { service: `s${i}` } },
+          );
+          const inner = scriptedModel(
+            calls.length > 0 ? [{ calls }, { text: 'Final.' }] : [{ text: 'Final.' }],
+          );
+          const model: ModelPort = {
+            async complete(req) {
+              assertAnswered(req.messages);
+              return inner.complete(req);
+            },
+          };
+          const { deps: d, events } = deps(model);
+          let outcome: StepOutcome = await step(
+            newRun({
+              maxToolCallsPerReply: maxCalls,
+              maxGatedCallsPerPause: maxGated,
+              maxConsecutiveToolErrors: 100,
+            }),
+            d,
+          );
+          for (let guard = 0; guard < 50 && outcome.type !== 'final'; guard++) {
+            if (outcome.type === 'interruption') {
+              expect(outcome.gated.length).toBeLessThanOrEqual(maxGated);
+              const decisions: Decision[] = outcome.gated.map((g) => ({
+                toolCallId: g.toolCallId,
+                kind: 'approved',
+                argsHash: g.argsHash,
+                by: 'UMGR',
+              }));
+              outcome = await applyDecisions(outcome.state, decisions, d);
+            } else outcome = await step(outcome.state, d);
+          }
+          expect(outcome.state.stopReason).toBe('completed');
+          assertWellFormed(outcome.state);
+          const results = outcome.state.messages.filter((m) => m.role === 'tool');
+          expect(results).toHaveLength(calls.length);
+          const cards = events.flatMap((e) => (e.type === 'approval_needed' ? e.calls : []));
+          expect(cards.length).toBeLessThanOrEqual(maxGated);
+          const expectedCards = names.slice(0, maxCalls).filter((n) => n === 'announce').length;
+          expect(cards).toHaveLength(Math.min(maxGated, expectedCards));
+          const refused = results.filter((m) => JSON.parse(m.content).error?.code === 'too_many_calls');
+          expect(refused).toHaveLength(
+            calls.length - Math.min(calls.length, maxCalls) + expectedCards - cards.length,
+          );
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+});

@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { applyDecisions, cancelRun } from '../../src/loop/decisions.js';
+import { defineTool } from '../../src/loop/define-tool.js';
+import { requestTokens, textTokens } from '../../src/loop/estimate.js';
 import { decideAndContinue, runUntilPause } from '../../src/loop/run.js';
 import { MAX_SHOWN_ARGUMENT_CHARS } from '../../src/loop/shown-arguments.js';
 import { step } from '../../src/loop/step.js';
-import type { Message, RunState, ToolResult } from '../../src/loop/types.js';
+import type { Message, ModelPort, RunLimits, RunState, ToolResult } from '../../src/loop/types.js';
 import { assertWellFormed, call, deps, newRun, scriptedModel } from '../support/engine.js';
 
 const toolResults = (s: RunState) =>
@@ -118,6 +121,69 @@ describe('step: answers and read tools', () => {
     ]);
     const out = await runUntilPause(newRun(), deps(model).deps);
     assertWellFormed(out.state);
+  });
+});
+
+describe('hostile argument shapes', () => {
+  const deepArray = '['.repeat(10_000) + ']'.repeat(10_000);
+  const deepObject = `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`;
+
+  it('answers deeply nested arguments to a read and a gated tool with invalid_arguments, and the run goes on', async () => {
+    const model = scriptedModel([
+      { calls: [call('lookup', deepArray), call('restart', deepArray)] },
+      { calls: [call('lookup', deepObject), call('announce', `{"text":${deepArray}}`)] },
+      { calls: [call('lookup', { service: 'payments' })] },
+      { text: 'payments is ok' },
+    ]);
+    const { deps: d, executed } = deps(model);
+    const out = await runUntilPause(newRun({ maxConsecutiveToolErrors: 10 }), d);
+    expect(out.state).toMatchObject({ status: 'completed', stopReason: 'completed' });
+    expect(toolResults(out.state).map(errorCode)).toEqual([
+      'invalid_arguments',
+      'invalid_arguments',
+      'invalid_arguments',
+      'invalid_arguments',
+      'ok',
+    ]);
+    expect(toolResults(out.state)[0]).toMatchObject({
+      error: { message: expect.stringContaining('more than the 64 allowed') },
+    });
+    expect(executed).toEqual([{ tool: 'lookup', args: { service: 'payments' }, key: '' }]);
+    assertWellFormed(out.state);
+  });
+
+  it('refuses arguments longer than the bound before parsing them', async () => {
+    const huge = JSON.stringify({ service: 'x'.repeat(300_000) });
+    const model = scriptedModel([{ calls: [call('lookup', huge)] }, { text: 'ok' }]);
+    const out = await runUntilPause(newRun(), deps(model).deps);
+    expect(lastResult(out.state)).toMatchObject({
+      ok: false,
+      error: { code: 'invalid_arguments', message: expect.stringContaining('more than the 262144 allowed') },
+    });
+    expect(out.state.stopReason).toBe('completed');
+  });
+
+  it('turns a throw while checking arguments into invalid_arguments', async () => {
+    const { deps: d } = deps(scriptedModel([]));
+    const throwing = defineTool({
+      name: 'fragile',
+      description: 'A schema whose own code throws',
+      effect: 'write',
+      parameters: z.object({ n: z.number() }).transform(() => {
+        throw new RangeError('Maximum call stack size exceeded');
+      }),
+      async execute() {
+        return 'unreached';
+      },
+    });
+    const model = scriptedModel([{ calls: [call('fragile', { n: 1 })] }, { text: 'ok' }]);
+    const tools = new Map([...d.tools, ['fragile', throwing]]);
+    const out = await runUntilPause(newRun(), { ...d, model, tools });
+    expect(lastResult(out.state)).toMatchObject({
+      ok: false,
+      error: { code: 'invalid_arguments', message: expect.stringContaining('Maximum call stack') },
+    });
+    expect(out.state.stopReason).toBe('completed');
   });
 });
 
@@ -318,6 +384,43 @@ describe('gated calls and decisions', () => {
   });
 });
 
+describe('flood caps', () => {
+  it('answers every call past maxToolCallsPerReply with too_many_calls and runs none of them', async () => {
+    const calls = Array.from({ length: 20 }, (_, i) => call('lookup', { service: `s${i}` }));
+    const model = scriptedModel([{ calls }, { text: 'done' }]);
+    const { deps: d, executed } = deps(model);
+    const out = await runUntilPause(newRun(), d);
+    expect(out.state.stopReason).toBe('completed');
+    expect(executed).toHaveLength(16);
+    const results = toolResults(out.state);
+    expect(results.map(errorCode)).toEqual([...Array(16).fill('ok'), ...Array(4).fill('too_many_calls')]);
+    expect(results[16]).toMatchObject({
+      error: {
+        message: 'Not executed: at most 16 tool calls per reply; this was call 17. Send fewer calls.',
+      },
+    });
+    assertWellFormed(out.state);
+  });
+
+  it('puts at most maxGatedCallsPerPause gated calls to people; the others get too_many_calls', async () => {
+    const calls = [
+      call('lookup', { service: 'a' }),
+      ...Array.from({ length: 4 }, (_, i) => call('announce', { text: `note ${i}` })),
+    ];
+    const model = scriptedModel([{ calls }]);
+    const { deps: d, events } = deps(model);
+    const out = await runUntilPause(newRun({ maxGatedCallsPerPause: 2 }), d);
+    if (out.type !== 'interruption') throw new Error('expected a pause');
+    expect(out.gated.map((g) => g.args)).toEqual([{ text: 'note 0' }, { text: 'note 1' }]);
+    expect(events.filter((e) => e.type === 'approval_needed')).toHaveLength(1);
+    const slots = out.state.turn!.slots.map((s) => (s.result ? errorCode(s.result) : 'pending'));
+    expect(slots).toEqual(['ok', 'pending', 'pending', 'too_many_calls', 'too_many_calls']);
+    expect(out.state.turn!.slots[3]!.result).toMatchObject({
+      error: { message: expect.stringContaining('at most 2 calls needing approval per reply') },
+    });
+  });
+});
+
 describe('budgets and brakes', () => {
   it('stops at max_steps without calling the model again', async () => {
     const model = scriptedModel(
@@ -384,7 +487,88 @@ describe('budgets and brakes', () => {
       { text: 'ok' },
     ]);
     await runUntilPause(newRun({ maxTokens: 5000, maxReplyTokens: 2000 }), deps(model).deps);
-    expect(model.requests.map((r) => r.maxOutputTokens)).toEqual([2000, 500]);
+    const second = model.requests[1]!;
+    expect(model.requests.map((r) => r.maxOutputTokens)).toEqual([
+      2000,
+      500 - requestTokens(second.messages, second.tools),
+    ]);
+  });
+
+  const withHistory = (limits: Partial<RunLimits>, chars: number): RunState => {
+    const run = newRun(limits);
+    const pasted: Message = { role: 'user', content: 'lorem ipsum dolor sit amet '.repeat(chars / 27) };
+    return { ...run, messages: [run.messages[0]!, pasted, ...run.messages.slice(1)] };
+  };
+  const priced = { prices: { 'test-model': { inputPerMTok: 1, outputPerMTok: 1 } } };
+
+  it('never sends a request whose estimated input exceeds what is left of the token budget', async () => {
+    const model = scriptedModel([{ text: 'unreached' }]);
+    const out = await runUntilPause(withHistory({ maxTokens: 10_000 }, 200_000), deps(model).deps);
+    expect(model.requests).toHaveLength(0);
+    expect(out.state).toMatchObject({ status: 'stopped', stopReason: 'token_budget', step: 0 });
+    expect(out.state.stopMessage).toMatch(/needs about \d+ input tokens, more than the 10000-token budget/);
+  });
+
+  it('never sends a request whose estimated input cost exceeds what is left of the cost budget', async () => {
+    const model = scriptedModel([{ text: 'unreached' }]);
+    const out = await runUntilPause(withHistory({ ...priced, maxCostUsd: 0.01 }, 200_000), deps(model).deps);
+    expect(model.requests).toHaveLength(0);
+    expect(out.state).toMatchObject({ status: 'stopped', stopReason: 'cost_budget' });
+  });
+
+  it('charges a reply without usage the estimate of its request and its content', async () => {
+    const model = scriptedModel([{ text: 'All good.', usage: null }]);
+    const out = await runUntilPause(newRun(), deps(model).deps);
+    const first = model.requests[0]!;
+    expect(out.state.usage).toMatchObject({
+      inputTokens: requestTokens(first.messages, first.tools),
+      outputTokens: textTokens('All good.'),
+    });
+  });
+
+  it('lowers the reply bound so input and the whole reply fit the cost budget', async () => {
+    const model = scriptedModel([{ text: 'ok', usage: { inputTokens: 100, outputTokens: 5 } }]);
+    await runUntilPause(newRun({ ...priced, maxCostUsd: 0.002, maxReplyTokens: 4096 }), deps(model).deps);
+    const first = model.requests[0]!;
+    expect(first.maxOutputTokens).toBe(2000 - requestTokens(first.messages, first.tools));
+  });
+
+  /** A model that never stops calling tools and reports zero usage (how a missing usage used to read). */
+  const tirelessModel = (): ModelPort & { calls: number } => {
+    const port = {
+      model: 'test-model',
+      calls: 0,
+      async complete() {
+        port.calls++;
+        return {
+          content: 'checking',
+          toolCalls: [{ id: 'c', name: 'lookup', arguments: JSON.stringify({ service: `s${port.calls}` }) }],
+          usage: { inputTokens: 0, outputTokens: 0 },
+          model: 'test-model',
+        };
+      },
+    };
+    return port;
+  };
+
+  it('charges a reply with zero usage an estimate, so the token budget still ends the run', async () => {
+    const model = tirelessModel();
+    const out = await runUntilPause(newRun({ maxSteps: 500, maxTokens: 5_000 }), deps(model).deps);
+    expect(out.state.stopReason).toBe('token_budget');
+    expect(model.calls).toBeLessThan(500);
+    expect(out.state.usage.inputTokens).toBeGreaterThan(0);
+    expect(out.state.usage.outputTokens).toBeGreaterThan(0);
+  });
+
+  it('charges a reply with zero usage an estimate, so the cost budget still ends the run', async () => {
+    const model = tirelessModel();
+    const out = await runUntilPause(
+      newRun({ ...priced, maxSteps: 500, maxTokens: 100_000_000, maxCostUsd: 0.005 }),
+      deps(model).deps,
+    );
+    expect(out.state.stopReason).toBe('cost_budget');
+    expect(model.calls).toBeLessThan(500);
+    expect(out.state.usage.costUsd).toBeGreaterThan(0);
   });
 
   it('detects the same call three times in a row and stops without executing it', async () => {

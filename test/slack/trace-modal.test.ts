@@ -45,6 +45,8 @@ function runState(): RunState {
       defaultPrice: { inputPerMTok: 0.4, outputPerMTok: 1.6 },
       maxConsecutiveToolErrors: 3,
       maxIdenticalCalls: 3,
+      maxToolCallsPerReply: 16,
+      maxGatedCallsPerPause: 5,
       maxObservationChars: 8_000,
       toolTimeoutMs: 10_000,
       maxAnswerRetries: 2,

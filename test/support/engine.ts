@@ -24,13 +24,16 @@ export const silentLogger: Logger = {
   },
 };
 
-/** What a scripted model says next: a reply, an error to throw, or a function of the request. */
+/**
+ * What a scripted model says next: a reply, an error to throw, or a function of the request. A reply's
+ * usage defaults to 10 input and 5 output tokens; `usage: null` reports none.
+ */
 export type ScriptStep =
-  | { text: string; usage?: { inputTokens: number; outputTokens: number } }
+  | { text: string; usage?: { inputTokens: number; outputTokens: number } | null }
   | {
       calls: Array<{ name: string; args: unknown | string; id?: string }>;
       text?: string;
-      usage?: { inputTokens: number; outputTokens: number };
+      usage?: { inputTokens: number; outputTokens: number } | null;
     }
   | { throws: Error }
   | ((req: ModelRequest) => ScriptStep | Promise<ScriptStep>);
@@ -50,6 +53,7 @@ export function scriptedModel(
   const requests: ModelRequest[] = [];
   let n = 0;
   return {
+    model,
     requests,
     async complete(req: ModelRequest): Promise<ModelReply> {
       requests.push({ ...req, messages: [...req.messages] });
@@ -57,16 +61,16 @@ export function scriptedModel(
       if (!next) throw new Error('scripted model: script exhausted');
       while (typeof next === 'function') next = await next(req);
       if ('throws' in next) throw next.throws;
-      const usage = next.usage ?? { inputTokens: 10, outputTokens: 5 };
+      const usage = next.usage === null ? {} : { usage: next.usage ?? { inputTokens: 10, outputTokens: 5 } };
       if ('calls' in next) {
         const toolCalls: ToolCall[] = next.calls.map((c) => ({
           id: c.id ?? `call_${n++}`,
           name: c.name,
           arguments: typeof c.args === 'string' ? c.args : JSON.stringify(c.args),
         }));
-        return { content: next.text ?? null, toolCalls, usage, model };
+        return { content: next.text ?? null, toolCalls, ...usage, model };
       }
-      return { content: next.text, toolCalls: [], usage, model };
+      return { content: next.text, toolCalls: [], ...usage, model };
     },
   };
 }

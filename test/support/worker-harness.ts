@@ -61,6 +61,8 @@ export async function createHarness(options: HarnessOptions) {
         defaultPrice: { inputPerMTok: 0, outputPerMTok: 0 },
         maxConsecutiveToolErrors: 3,
         maxIdenticalCalls: 3,
+        maxToolCallsPerReply: 16,
+        maxGatedCallsPerPause: 5,
         maxObservationChars: 16_000,
         toolTimeoutMs: 5_000,
         maxAnswerRetries: 2,

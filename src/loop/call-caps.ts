@@ -1,0 +1,36 @@
+import { errorResult } from './observation.js';
+import type { PreparedCall } from './prepare.js';
+import type { RunLimits } from './types.js';
+
+/**
+ * Bounds a flood of calls in one reply: calls past `maxToolCallsPerReply`, and gated calls past
+ * `maxGatedCallsPerPause`, are neither run nor put to a person. Each still gets its own result, so
+ * every call id keeps exactly one answer.
+ */
+export function capCalls(prepared: readonly PreparedCall[], limits: RunLimits): PreparedCall[] {
+  let gatedSeen = 0;
+  return prepared.map((p, i): PreparedCall => {
+    if (i >= limits.maxToolCallsPerReply) {
+      return refused(
+        p,
+        `Not executed: at most ${limits.maxToolCallsPerReply} tool calls per reply; this was call ${i + 1}. Send fewer calls.`,
+      );
+    }
+    if (p.kind !== 'gated') return p;
+    gatedSeen++;
+    if (gatedSeen <= limits.maxGatedCallsPerPause) return p;
+    return refused(
+      p,
+      `Not executed: at most ${limits.maxGatedCallsPerPause} calls needing approval per reply; this was approval call ${gatedSeen}. Send the rest once these are decided.`,
+    );
+  });
+}
+
+function refused(p: PreparedCall, message: string): PreparedCall {
+  return {
+    kind: 'error',
+    call: p.call,
+    signature: p.signature,
+    result: errorResult('too_many_calls', message),
+  };
+}
