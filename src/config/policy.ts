@@ -162,6 +162,10 @@ const GATED: ReadonlyArray<{
   { key: 'page_oncall', effect: 'notify' },
 ];
 
+/** The built-in write and notify tools this policy enables. */
+export const enabledGatedTools = (policy: Pick<Policy, 'tools'>): string[] =>
+  GATED.filter(({ key }) => policy.tools[key] !== undefined).map(({ key }) => key);
+
 /** Rules across sections, checked once each section is valid on its own. */
 function crossChecks(policy: ParsedPolicy): ConfigProblem[] {
   const problems: ConfigProblem[] = [];

@@ -119,6 +119,7 @@ export async function startBotFixture(options: BotFixtureOptions = {}): Promise<
     : undefined;
   const fake = await startFakeSlack({
     groups: { [GROUP]: [GROUPIE] },
+    channelMembers: { [CHANNEL]: [REQUESTER, MANAGER, GROUPIE, STRANGER, 'U0COMMS'] },
     ...(socket ? { socketMode: { appToken: APP_TOKEN, url: socket.url } } : {}),
     ...options.fake,
   });
@@ -139,7 +140,6 @@ export async function startBotFixture(options: BotFixtureOptions = {}): Promise<
     policy,
     store,
     queue,
-    redis: [redis, producer],
     logger: createLogger({ level: 'silent' }),
     enqueueRetryDelaysMs: options.enqueueRetryDelaysMs ?? [20, 40, 80, 160],
   });
