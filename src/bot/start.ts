@@ -41,6 +41,7 @@ export async function startBot(options: StartBotOptions = {}) {
   const store = createStore(storeRedis, {
     prefix: env.LOOPGATE_PREFIX,
     retentionMs: env.RETENTION_DAYS * DAY_MS,
+    maxQueuedPerThread: policy.inbound.maxQueuedPerThread,
   });
   const queue = createRunsQueue(producer, env.LOOPGATE_PREFIX);
   queue.on('error', (err: Error) => logger.warn({ err }, 'runs queue error'));

@@ -50,6 +50,7 @@ export async function startWorker(options: StartWorkerOptions = {}) {
   const store = createStore(storeConnection, {
     prefix: env.LOOPGATE_PREFIX,
     retentionMs: env.RETENTION_DAYS * 86_400_000,
+    maxQueuedPerThread: policy.inbound.maxQueuedPerThread,
   });
   const queue = createRunsQueue(producer, env.LOOPGATE_PREFIX);
   const metrics = options.metrics ?? metricsFor(store, queue);

@@ -127,7 +127,10 @@ export async function startBotFixture(options: BotFixtureOptions = {}): Promise<
   const policy = parsePolicy(options.policyYaml ?? DEFAULT_POLICY, { env: {}, source: 'test policy' });
   const redis = new Redis(REDIS_URL);
   const producer = createRedisConnection(REDIS_URL, 'producer');
-  const store = createStore(redis, { prefix: `{${prefix}}` });
+  const store = createStore(redis, {
+    prefix: `{${prefix}}`,
+    maxQueuedPerThread: policy.inbound.maxQueuedPerThread,
+  });
   const queue = createRunsQueue(producer, `{${prefix}}`);
   const bot = await createBotApp({
     env: {
