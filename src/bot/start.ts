@@ -22,9 +22,10 @@ export interface StartBotOptions {
 /**
  * Starts the Bolt app in this process: reads the environment (the bot needs SLACK_BOT_TOKEN and
  * SLACK_SIGNING_SECRET) and the policy file, connects to Redis, serves Slack on PORT (or Socket Mode)
- * with a cheap /healthz, and /metrics, /healthz and /readyz on the internal BOT_METRICS_PORT (0: none). `stop` stops receiving, lets running tasks finish, closes the
- * queue and Redis. Throws ConfigError for a bad configuration; any other start-up failure (a token
- * Slack refuses) is thrown too; a port in use is a ConfigError naming its variable.
+ * with a cheap /healthz, and /metrics, /healthz and /readyz on the internal BOT_METRICS_PORT (0: none).
+ * `stop` stops receiving, lets running tasks finish, closes the queue and Redis. Throws ConfigError for
+ * a bad configuration and for a port in use (naming its variable); any other start-up failure (a token
+ * Slack refuses) is thrown too.
  */
 export async function startBot(options: StartBotOptions = {}) {
   const env = loadEnv(process.env, { need: 'bot' });
