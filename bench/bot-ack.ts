@@ -167,7 +167,6 @@ async function runBench(): Promise<void> {
     policy: parsePolicy('{}', { env: {} }),
     store: createStore(redis, { prefix: `{${prefix}}` }),
     queue,
-    redis: [redis, producer],
     logger: createLogger({ level: 'silent' }),
   });
   try {

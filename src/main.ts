@@ -1,5 +1,5 @@
 /**
- * `npm start`: the bot and a worker in one process, for small teams. One /metrics (on PORT) covers
+ * `npm start`: the bot and a worker in one process, for small teams. One /metrics (on BOT_METRICS_PORT) covers
  * both. SIGTERM or SIGINT stops the bot from receiving, lets the worker finish its current steps, and
  * exits 0.
  */

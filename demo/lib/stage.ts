@@ -124,6 +124,7 @@ export async function startStage(opts: StageOptions): Promise<Stage> {
       users: { [BOT_USER_ID]: { name: 'loopgate', real_name: 'loopgate', is_bot: true }, ...opts.users },
     });
     const port = await freePort();
+    const probesPort = await freePort();
     const env: Record<string, string> = {
       ...definedOnly(opts.inherit ?? { PATH: process.env.PATH }),
       REDIS_URL: opts.redisUrl,
@@ -139,6 +140,7 @@ export async function startStage(opts: StageOptions): Promise<Stage> {
       ...(opts.model.name ? { OPENAI_MODEL: opts.model.name } : {}),
       PORT: String(port),
       METRICS_PORT: '0',
+      BOT_METRICS_PORT: String(probesPort),
       LOG_LEVEL: opts.logLevel ?? 'warn',
     };
     processes.push(
@@ -146,7 +148,7 @@ export async function startStage(opts: StageOptions): Promise<Stage> {
       startProcess('worker', env, opts.cwd, join(opts.logDir, 'worker.log')),
     );
     const base = `http://127.0.0.1:${port}`;
-    await waitReady(base, processes, opts.readyTimeoutMs ?? 30_000);
+    await waitReady(`http://127.0.0.1:${probesPort}`, processes, opts.readyTimeoutMs ?? 30_000);
     const fake = slack;
     return {
       slack: fake,

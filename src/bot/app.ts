@@ -1,8 +1,8 @@
 /**
  * The Bolt app: receives Slack's events, clicks, modal submissions and slash commands, and turns them into
- * jobs and decisions. HTTP mode serves `POST /slack/events` (all three kinds), `GET /healthz` and
- * `GET /readyz` on PORT; Socket Mode is used instead when SLACK_APP_TOKEN is set (the probes then stay on
- * PORT). Listeners only parse, check, enqueue or decide, and ack; the logic lives in the modules they call.
+ * jobs and decisions. HTTP mode serves `POST /slack/events` (all three kinds) and `GET /healthz` on PORT;
+ * Socket Mode is used instead when SLACK_APP_TOKEN is set (`/healthz` then stays on PORT). `/readyz` and
+ * `/metrics` are not served here but on the internal BOT_METRICS_PORT (start.ts). Listeners only parse, check, enqueue or decide, and ack; the logic lives in the modules they call.
  *
  * Everything is acked at once: Bolt answers an event before its listener runs, and clicks are acked first
  * thing. The work that follows (enqueueing with retries, deciding, Slack API calls) runs as tracked
@@ -17,6 +17,7 @@ import type { Env } from '../config/env.js';
 import type { Policy } from '../config/policy.js';
 import type { Logger } from '../log/logger.js';
 import type { Clock } from '../loop/types.js';
+import { listenError } from '../metrics/http.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { RunsQueue } from '../queue/index.js';
 import { ACTION_IDS, CALLBACK_IDS } from '../slack/ids.js';
@@ -29,7 +30,7 @@ import { loopgateCommand, SLASH_COMMAND } from './commands.js';
 import type { BotContext } from './context.js';
 import { detailsClicked, fullTextClicked } from './details.js';
 import { messageReceived } from './events.js';
-import { healthRoutes, type Pingable } from './health.js';
+import { livenessRoute } from './health.js';
 import { homeOpened } from './home.js';
 import { createJobBatcher } from './job-batcher.js';
 import { noticeModal } from './notice-modal.js';
@@ -59,8 +60,6 @@ export interface BotAppDeps {
   store: Store;
   /** The runs queue on a `producer` connection. */
   queue: RunsQueue;
-  /** Pinged by `/readyz`: every Redis connection the bot uses (the store's and the queue's). */
-  redis: readonly Pingable[];
   logger: Logger;
   /** Default: the system clock. */
   clock?: Clock;
@@ -76,7 +75,7 @@ export interface BotAppDeps {
    * about 30 s in all: 0.1, 0.25, 0.5, 1, 2, 4, 8 and 15 s.
    */
   enqueueRetryDelaysMs?: readonly number[];
-  /** Served on /metrics; decisions are counted in it. */
+  /** Decisions are counted in it (served on /metrics by start.ts). */
   metrics?: Metrics;
 }
 
@@ -87,7 +86,8 @@ export interface BotApp {
   mode: 'http' | 'socket';
   /**
    * Starts receiving. HTTP mode listens on `port` (default PORT; 0 picks a free one) and resolves with the
-   * port it got and its server; Socket Mode connects to Slack and serves the probes on PORT.
+   * port it got and its server; Socket Mode connects to Slack and serves `/healthz` on PORT. A port in
+   * use is a ConfigError naming PORT.
    */
   start(port?: number): Promise<{ port: number; server?: Server }>;
   /** Stops receiving, then waits up to `timeoutMs` (default 5 s) for tasks already started. */
@@ -104,11 +104,7 @@ const CLIENT_OPTIONS = {
 } as const;
 
 function createReceiver(deps: BotAppDeps, log: ReturnType<typeof boltLogger>): Receiver {
-  const customRoutes = healthRoutes(deps.redis, {
-    ...(deps.metrics ? { registry: deps.metrics.registry } : {}),
-    // Ready also means someone will act on what the bot queues: at least one worker is connected.
-    workers: async () => (await deps.queue.getWorkersCount()) > 0,
-  });
+  const customRoutes = [livenessRoute];
   const logLevel = boltLevelOf(deps.logger.level);
   if (deps.env.SLACK_APP_TOKEN) {
     return new SocketModeReceiver({
@@ -168,12 +164,16 @@ export async function createBotApp(deps: BotAppDeps): Promise<BotApp> {
     app,
     mode: receiver instanceof SocketModeReceiver ? 'socket' : 'http',
     async start(port = deps.env.PORT) {
-      if (receiver instanceof HTTPReceiver) {
-        const server: Server = await receiver.start(port);
-        return { port: (server.address() as AddressInfo).port, server };
+      try {
+        if (receiver instanceof HTTPReceiver) {
+          const server: Server = await receiver.start(port);
+          return { port: (server.address() as AddressInfo).port, server };
+        }
+        await receiver.start();
+        return { port: deps.env.PORT };
+      } catch (err) {
+        throw listenError(err, 'PORT', port);
       }
-      await receiver.start();
-      return { port: deps.env.PORT };
     },
     async stop(timeoutMs = 5_000) {
       await receiver.stop();

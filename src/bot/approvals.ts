@@ -55,14 +55,22 @@ async function decide(
 ): Promise<Outcome> {
   const card = record.card;
   const permalink = card ? await ctx.slack.permalink(card.channel, card.ts) : undefined;
-  const result: DecideResult = await ctx.store.approvals.decide({
-    approvalId: record.approvalId,
-    decision,
-    decidedBy: decider.user,
-    ...(reason ? { reason } : {}),
-    now: ctx.clock.now(),
-    ...(permalink ? { permalink } : {}),
-  });
+  let result: DecideResult;
+  try {
+    result = await ctx.store.approvals.decide({
+      approvalId: record.approvalId,
+      decision,
+      decidedBy: decider.user,
+      ...(reason ? { reason } : {}),
+      now: ctx.clock.now(),
+      ...(permalink ? { permalink } : {}),
+    });
+  } catch (error) {
+    if (error instanceof StoreError && error.code === 'run_ended') {
+      return { recorded: false, message: runEndedText(record) };
+    }
+    throw error;
+  }
   if (result.changed) redrawCard(ctx, result.record);
   if (!result.won) {
     return {
@@ -111,6 +119,9 @@ function redrawCard(ctx: BotContext, record: ApprovalRecord): void {
     { runId: record.runId, approvalId: record.approvalId },
   );
 }
+
+const runEndedText = (record: ApprovalRecord) =>
+  `Run \`${record.runId}\` has already ended (cancelled, failed or finished), so this \`${record.tool}\` call will not run. Your decision was not recorded.`;
 
 const notResumedText = (record: ApprovalRecord) =>
   `Your decision is recorded, but I could not hand run \`${record.runId}\` back to a worker (the queue is unavailable). Please tell an operator.`;

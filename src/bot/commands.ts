@@ -2,12 +2,13 @@
  * `/loopgate help | status | cancel <run id> | approvals`. Every answer is ephemeral (only the caller sees
  * it) and returned in the command's ack, so nothing goes through response_url.
  */
+import { enabledGatedTools } from '../config/policy.js';
 import { approversFor } from '../config/policy-limits.js';
 import { isFinished } from '../loop/state.js';
 import { addRunJob } from '../queue/index.js';
 import { context, type KnownBlock, section } from '../slack/block-kit.js';
-import { escapeMrkdwn, userMention } from '../slack/mrkdwn.js';
-import { isRunId } from '../store/index.js';
+import { escapeMrkdwn } from '../slack/mrkdwn.js';
+import { isRunId, type LoadedRun } from '../store/index.js';
 import { isApprover } from './approvers.js';
 import type { BotContext } from './context.js';
 import type { SlashCommand } from './slack-payloads.js';
@@ -81,13 +82,9 @@ async function cancel(
   if (!runId) return reply('Usage: `/loopgate cancel <run id>` (see `/loopgate status` for run ids).');
   if (!isRunId(runId)) return reply(`\`${escapeMrkdwn(runId)}\` is not a run id.`);
   const run = await ctx.store.runs.loadRun(runId);
-  if (!run) return reply(`I cannot find run \`${runId}\` (finished runs are kept for a limited time).`);
+  // The same answer whether the run does not exist or is not the caller's: it tells nothing about others' runs.
+  if (!run || !(await mayCancel(ctx, command.user_id, run))) return reply(CANNOT_CANCEL);
   if (isFinished(run.state)) return reply(`Run \`${runId}\` already ended (${run.state.status}).`);
-  if (!(await mayCancel(ctx, command.user_id, run.state.requester.userId, runId))) {
-    return reply(
-      `Only the person who asked (${userMention(run.state.requester.userId)}) or an approver of this run's tools can cancel run \`${runId}\`.`,
-    );
-  }
   const by = command.user_id;
   await ctx.store.runs.requestCancel(runId, { by, at: ctx.clock.now() });
   await addRunJob(ctx.queue, { name: 'cancel', data: { v: 1, runId, by } });
@@ -99,25 +96,22 @@ async function cancel(
   ]);
 }
 
-/** The requester, an approver of any tool the run asked about, or a default approver. */
-async function mayCancel(
-  ctx: BotContext,
-  userId: string,
-  requester: string,
-  runId: string,
-): Promise<boolean> {
-  if (userId === requester) return true;
-  const tools = new Set((await ctx.store.approvals.listForRun(runId)).map((a) => a.tool));
-  const defaults = ctx.policy.approvals.approvers;
-  const sets = [
-    ...[...tools].map((tool) => approversFor(ctx.policy, tool)),
-    {
-      users: defaults.filter((id) => !id.startsWith('S')),
-      groups: defaults.filter((id) => id.startsWith('S')),
-    },
-  ];
-  for (const approvers of sets) {
-    if ((await isApprover(approvers, userId, ctx.groups)).ok) return true;
+export const CANNOT_CANCEL = 'You cannot cancel that run, or it does not exist.';
+
+/**
+ * The requester, or an approver of the run's tools who can see its conversation. The run's tools are
+ * those it asked approval for; before its first approval, the write and notify tools the policy enables
+ * (any of which it may ask for). A Slack lookup that fails counts as no.
+ */
+async function mayCancel(ctx: BotContext, userId: string, run: LoadedRun): Promise<boolean> {
+  if (userId === run.state.requester.userId) return true;
+  const asked = new Set((await ctx.store.approvals.listForRun(run.state.runId)).map((a) => a.tool));
+  const tools = asked.size > 0 ? [...asked] : enabledGatedTools(ctx.policy);
+  let approver = false;
+  for (const tool of tools) {
+    approver = (await isApprover(approversFor(ctx.policy, tool), userId, ctx.groups)).ok;
+    if (approver) break;
   }
-  return false;
+  if (!approver) return false;
+  return ctx.slack.isMember(run.slack.channelId, userId).catch(() => false);
 }

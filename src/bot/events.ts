@@ -10,7 +10,7 @@ import type { StartJobData } from '../queue/index.js';
 import { escapeMrkdwn } from '../slack/mrkdwn.js';
 import type { ThreadRef } from '../store/index.js';
 import type { BotContext } from './context.js';
-import { classifyMessage } from './inbound.js';
+import { classifyMessage, type Inbound } from './inbound.js';
 import { withRetries } from './retry.js';
 import type { MessageEvent } from './slack-payloads.js';
 
@@ -68,6 +68,12 @@ export async function messageReceived(ctx: BotContext, received: ReceivedMessage
     if (inbound.kind !== 'thread_reply') note('empty question note', EMPTY_QUESTION_TEXT);
     return;
   }
+  const refusal = await inboundRefusal(ctx, thread, inbound);
+  if (refusal !== null) {
+    ctx.logger.info({ ...fields, user: inbound.userId, refusal }, 'message refused: inbound limit');
+    note('inbound limit note', refusal);
+    return;
+  }
 
   const data: StartJobData = {
     v: 1,
@@ -104,6 +110,54 @@ export async function messageReceived(ctx: BotContext, received: ReceivedMessage
     );
   }
 }
+
+const MINUTE_MS = 60_000;
+
+/**
+ * Why a message is not taken, or null: it is too long, its sender or thread sent too many this minute,
+ * or its thread already has as many messages waiting as it may hold. Nothing is queued for a refusal.
+ */
+async function inboundRefusal(
+  ctx: BotContext,
+  thread: ThreadRef,
+  inbound: Extract<Inbound, { take: true }>,
+): Promise<string | null> {
+  const limits = ctx.policy.inbound;
+  if (inbound.text.length > limits.maxQuestionChars) {
+    return `Your message is ${count(inbound.text.length)} characters long; I take questions of up to ${count(limits.maxQuestionChars)}. Please shorten it and send it again.`;
+  }
+  const now = ctx.clock.now();
+  const user = await ctx.store.rates.hit(
+    'user',
+    [thread.teamId, inbound.userId],
+    limits.perUserPerMinute,
+    MINUTE_MS,
+    now,
+  );
+  if (!user.ok) {
+    return `You have sent me ${limits.perUserPerMinute} messages in the last minute, which is as many as I take. Please try again in ${seconds(user.retryAfterMs)}.`;
+  }
+  const inThread = await ctx.store.rates.hit(
+    'thread',
+    [thread.teamId, thread.channelId, thread.threadTs],
+    limits.perThreadPerMinute,
+    MINUTE_MS,
+    now,
+  );
+  if (!inThread.ok) {
+    return `This thread has had ${limits.perThreadPerMinute} messages for me in the last minute, which is as many as I take. Please try again in ${seconds(inThread.retryAfterMs)}.`;
+  }
+  if (inbound.inThread && (await ctx.store.threads.inboxFull(thread))) {
+    return `${limits.maxQueuedPerThread} messages are already waiting in this thread for the run working here. Please send yours again once it has answered.`;
+  }
+  return null;
+}
+
+const count = (n: number) => n.toLocaleString('en-US');
+const seconds = (ms: number) => {
+  const s = Math.max(1, Math.ceil(ms / 1000));
+  return `${s} second${s === 1 ? '' : 's'}`;
+};
 
 /**
  * When the thread's run waits for approval, the new message is queued behind it (by the worker); the

@@ -1,64 +1,36 @@
 /**
- * Probes for orchestrators and Prometheus: `GET /healthz` says the process serves HTTP (liveness);
- * `GET /readyz` says it can do its job: each of its Redis connections answers a PING and, when given,
- * the other checks pass (at least one worker takes jobs), each within a second; 503 names what failed.
- * `GET /metrics` serves the process's Prometheus registry, when it has one.
+ * The bot's probes. On the public PORT (where Slack's requests arrive) only `GET /healthz`: it says the
+ * process serves HTTP and touches nothing else, so anyone reaching it costs nothing. `/readyz` (Redis and
+ * at least one worker) and `/metrics` are served on the internal BOT_METRICS_PORT (startProbeServer).
  */
-import type { ServerResponse } from 'node:http';
 import type { CustomRoute } from '@slack/bolt';
-import type { Registry } from 'prom-client';
-import { runChecks } from '../metrics/http.js';
+import type { RunsQueue } from '../queue/index.js';
 
 export interface Pingable {
   ping(): Promise<string>;
 }
 
-const READY_TIMEOUT_MS = 1_000;
+/** The public liveness route: a constant answer, no Redis call. */
+export const livenessRoute: CustomRoute = {
+  path: '/healthz',
+  method: ['GET'],
+  handler: (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+    res.end('{"ok":true}');
+  },
+};
 
-function json(res: ServerResponse, status: number, body: Record<string, unknown>): void {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
-  res.end(JSON.stringify(body));
-}
-
-export interface HealthOptions {
-  registry?: Registry;
-  /** More readiness checks, by name. */
-  [check: string]: Registry | (() => Promise<boolean>) | undefined;
-}
-
-export function healthRoutes(redis: readonly Pingable[], options: HealthOptions = {}): CustomRoute[] {
-  const { registry, ...extra } = options;
-  const checks: Record<string, () => Promise<boolean>> = {
+/**
+ * The bot's readiness checks: each of its Redis connections answers a PING, and someone will act on what
+ * the bot queues (at least one worker is connected).
+ */
+export function botReadiness(
+  redis: readonly Pingable[],
+  queue: Pick<RunsQueue, 'getWorkersCount'>,
+): Record<string, () => Promise<boolean>> {
+  return {
     redis: async () =>
       (await Promise.all(redis.map(async (c) => (await c.ping()) === 'PONG'))).every(Boolean),
+    workers: async () => (await queue.getWorkersCount()) > 0,
   };
-  for (const [name, check] of Object.entries(extra)) {
-    if (typeof check === 'function') checks[name] = check;
-  }
-  const routes: CustomRoute[] = [
-    { path: '/healthz', method: ['GET'], handler: (_req, res) => json(res, 200, { ok: true }) },
-    {
-      path: '/readyz',
-      method: ['GET'],
-      handler: (_req, res) => {
-        void runChecks(checks, READY_TIMEOUT_MS).then((result) => json(res, result.ok ? 200 : 503, result));
-      },
-    },
-  ];
-  if (registry) {
-    routes.push({
-      path: '/metrics',
-      method: ['GET'],
-      handler: (_req, res) => {
-        registry.metrics().then(
-          (text) => {
-            res.writeHead(200, { 'content-type': registry.contentType });
-            res.end(text);
-          },
-          (err: Error) => json(res, 500, { ok: false, error: err.message }),
-        );
-      },
-    });
-  }
-  return routes;
 }

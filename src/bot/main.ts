@@ -1,6 +1,6 @@
 /**
- * `npm run bot`: the Bolt app as a process. A configuration error names each bad key and exits 1; any
- * other start-up failure (a token Slack refuses, a port in use) is logged and exits 1. SIGTERM or SIGINT
+ * `npm run bot`: the Bolt app as a process. A configuration error (or a port in use) names each bad key
+ * and exits 1; any other start-up failure (a token Slack refuses) is logged and exits 1. SIGTERM or SIGINT
  * stops receiving, lets running tasks finish, closes the queue and Redis, and exits 0; a shutdown that
  * hangs is cut short (exit 1).
  */

@@ -24,10 +24,18 @@ export interface BotSlack {
   publishHome(userId: string, blocks: KnownBlock[]): Promise<void>;
   /** Members of a user group (usergroups.users.list). */
   groupMembers(groupId: string): Promise<string[]>;
+  /** Whether `userId` is a member of the conversation (conversations.members, paged). */
+  isMember(channel: string, userId: string): Promise<boolean>;
 }
 
 const permalinkReply = z.looseObject({ permalink: z.string() });
 const membersReply = z.looseObject({ users: z.array(z.string()) });
+const conversationMembersReply = z.looseObject({
+  members: z.array(z.string()),
+  response_metadata: z.looseObject({ next_cursor: z.string().optional() }).optional(),
+});
+/** Pages of conversations.members read at most (1,000 members each). */
+const MEMBER_PAGES = 20;
 
 export function botSlack(client: webApi.WebClient): BotSlack {
   return {
@@ -55,6 +63,18 @@ export function botSlack(client: webApi.WebClient): BotSlack {
     },
     async groupMembers(groupId) {
       return membersReply.parse(await client.usergroups.users.list({ usergroup: groupId })).users;
+    },
+    async isMember(channel, userId) {
+      let cursor: string | undefined;
+      for (let page = 0; page < MEMBER_PAGES; page++) {
+        const reply = conversationMembersReply.parse(
+          await client.conversations.members({ channel, limit: 1000, ...(cursor ? { cursor } : {}) }),
+        );
+        if (reply.members.includes(userId)) return true;
+        cursor = reply.response_metadata?.next_cursor;
+        if (!cursor) return false;
+      }
+      return false;
     },
   };
 }

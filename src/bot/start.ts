@@ -1,12 +1,15 @@
+import type { Server } from 'node:http';
 import { loadEnv } from '../config/env.js';
 import { loadPolicy } from '../config/policy.js';
 import { configuredSecrets } from '../config/policy-env.js';
 import { createLogger, secretRedactor } from '../log/logger.js';
+import { startProbeServer } from '../metrics/http.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { createRedisConnection, createRunsQueue } from '../queue/index.js';
 import { createStore } from '../store/index.js';
 import { metricsFor } from '../worker/start.js';
 import { createBotApp } from './app.js';
+import { botReadiness } from './health.js';
 
 const DAY_MS = 86_400_000;
 /** Longest graceful shutdown before the process exits anyway. */
@@ -20,9 +23,10 @@ export interface StartBotOptions {
 /**
  * Starts the Bolt app in this process: reads the environment (the bot needs SLACK_BOT_TOKEN and
  * SLACK_SIGNING_SECRET) and the policy file, connects to Redis, serves Slack on PORT (or Socket Mode)
- * with /healthz, /readyz and /metrics. `stop` stops receiving, lets running tasks finish, closes the
- * queue and Redis. Throws ConfigError for a bad configuration; any other start-up failure (a token
- * Slack refuses, a port in use) is thrown too.
+ * with a cheap /healthz, and /metrics, /healthz and /readyz on the internal BOT_METRICS_PORT (0: none).
+ * `stop` stops receiving, lets running tasks finish, closes the queue and Redis. Throws ConfigError for
+ * a bad configuration and for a port in use (naming its variable); any other start-up failure (a token
+ * Slack refuses) is thrown too.
  */
 export async function startBot(options: StartBotOptions = {}) {
   const env = loadEnv(process.env, { need: 'bot' });
@@ -43,6 +47,7 @@ export async function startBot(options: StartBotOptions = {}) {
   const store = createStore(storeRedis, {
     prefix: env.LOOPGATE_PREFIX,
     retentionMs: env.RETENTION_DAYS * DAY_MS,
+    maxQueuedPerThread: policy.inbound.maxQueuedPerThread,
   });
   const queue = createRunsQueue(producer, env.LOOPGATE_PREFIX);
   queue.on('error', (err: Error) => logger.warn({ err }, 'runs queue error'));
@@ -53,18 +58,33 @@ export async function startBot(options: StartBotOptions = {}) {
     policy,
     store,
     queue,
-    redis: [storeRedis, producer],
     logger,
     metrics,
   });
-  const { port } = await bot.start();
-  logger.info({ port, mode: bot.mode, policy: policy.source }, 'loopgate bot started');
+  let probes: Server | undefined;
+  if (env.BOT_METRICS_PORT !== 0) {
+    probes = await startProbeServer({
+      registry: metrics.registry,
+      readiness: botReadiness([storeRedis, producer], queue),
+      port: env.BOT_METRICS_PORT,
+      portVariable: 'BOT_METRICS_PORT',
+    });
+  }
+  const { port } = await bot.start().catch((err: unknown) => {
+    probes?.close();
+    throw err;
+  });
+  logger.info(
+    { port, metricsPort: env.BOT_METRICS_PORT, mode: bot.mode, policy: policy.source },
+    'loopgate bot started',
+  );
 
   let stopped: Promise<void> | undefined;
   const stop = () => {
     stopped ??= (async () => {
       logger.info({}, 'loopgate bot stopping');
       await bot.stop(BOT_SHUTDOWN_LIMIT_MS / 2);
+      probes?.close();
       await queue.close();
       // A connection that is already down has nothing left to flush.
       await Promise.allSettled([storeRedis.quit(), producer.quit()]);

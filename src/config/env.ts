@@ -107,6 +107,11 @@ const VARS = {
     schema: integer(0, 65_535).default(9091),
     expected: "a TCP port for the worker's /metrics, /healthz and /readyz, 0 to serve none; default 9091",
   }),
+  BOT_METRICS_PORT: spec({
+    schema: integer(0, 65_535).default(9092),
+    expected:
+      "a TCP port for the bot's internal /metrics, /healthz and /readyz (not the public PORT), 0 to serve none; default 9092",
+  }),
   WORKER_LOCK_MS: spec({
     schema: integer(1_000, 600_000).default(20_000),
     expected: 'milliseconds, an integer from 1000 to 600000, default 20000',

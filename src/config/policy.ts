@@ -94,6 +94,18 @@ const channelsSection = z.strictObject({
   prompt: z.record(channelId, z.string().max(4000)).default({}),
 });
 
+/** Bounds on what people send, so one person or one thread cannot flood the model or the queue. */
+const inboundSection = z.strictObject({
+  /** Longest question taken, in characters; longer ones are refused with a reply. */
+  maxQuestionChars: z.number().int().min(100).max(100_000).default(4_000),
+  /** Messages one person may send loopgate per minute. */
+  perUserPerMinute: positiveInt(10_000).default(10),
+  /** Messages loopgate takes per thread per minute. */
+  perThreadPerMinute: positiveInt(10_000).default(20),
+  /** Messages waiting in a thread behind its working run; more are refused with a reply. */
+  maxQueuedPerThread: positiveInt(1_000).default(10),
+});
+
 /** A tool with no settings is enabled by its key alone (`current_time:` or `current_time: {}`). */
 const noSettings = z.preprocess((v) => v ?? {}, z.strictObject({}));
 
@@ -141,6 +153,7 @@ const policySchema = z.strictObject({
   budgets: budgetsSection.default({}),
   approvals: approvalsSection.default({ approvers: [], selfApproval: false, expiresAfterMinutes: 60 }),
   channels: channelsSection.default({ allow: [], prompt: {} }),
+  inbound: inboundSection.default(() => inboundSection.parse({})),
   tools: toolsSection.default({}),
   /** Paths of modules exporting a tool, relative to the policy file. */
   custom: z.array(customEntry).default([]),
@@ -163,6 +176,10 @@ const GATED: ReadonlyArray<{
   { key: 'post_message', effect: 'notify' },
   { key: 'page_oncall', effect: 'notify' },
 ];
+
+/** The built-in write and notify tools this policy enables. */
+export const enabledGatedTools = (policy: Pick<Policy, 'tools'>): string[] =>
+  GATED.filter(({ key }) => policy.tools[key] !== undefined).map(({ key }) => key);
 
 /** Rules across sections, checked once each section is valid on its own. */
 function crossChecks(policy: ParsedPolicy): ConfigProblem[] {

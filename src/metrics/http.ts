@@ -1,12 +1,26 @@
 import { createServer, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
+import { ConfigError } from '../config/errors.js';
 
 export interface ProbeServerOptions {
   registry: Registry;
   /** Ready when every check resolves true; the failing ones are named in the 503 body. */
   readiness: Record<string, () => Promise<boolean>>;
   port: number;
+  /** The variable `port` came from, named when the port is already in use (e.g. `METRICS_PORT`). */
+  portVariable: string;
   host?: string;
+}
+
+/**
+ * A listen error as the operator can act on it: a port in use becomes a ConfigError naming the variable
+ * that chose the port (a second process on one host), anything else is returned as it is.
+ */
+export function listenError(err: unknown, variable: string, port: number): unknown {
+  if ((err as NodeJS.ErrnoException | undefined)?.code !== 'EADDRINUSE') return err;
+  return new ConfigError('environment', [
+    { key: variable, problem: `port ${port} is already in use (set ${variable} to a free port)` },
+  ]);
 }
 
 /** Runs the readiness checks with a time limit each; a check that throws or hangs counts as failed. */
@@ -50,7 +64,7 @@ export function startProbeServer(options: ProbeServerOptions): Promise<Server> {
     send(404, 'text/plain', 'not found\n');
   });
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err) => reject(listenError(err, options.portVariable, options.port)));
     server.listen(options.port, options.host ?? '0.0.0.0', () => resolve(server));
   });
 }

@@ -130,14 +130,21 @@ export class ApprovalStore {
 
   /**
    * Records a decision if the approval is still pending (first decision wins); a decision at or after
-   * `expiresAt` expires it instead. Every change is appended to the audit log. Throws `not_found`.
+   * `expiresAt` expires it instead. Every change is appended to the audit log. Throws `not_found`, or
+   * `run_ended` for an approve or reject of a pending approval whose run has ended (checked in the same
+   * script as the decision, so a click between a run's final save and the cancelling of its approvals
+   * cannot record an approval that nothing will run).
    */
   async decide(input: DecideInput): Promise<DecideResult> {
     const { approvalId } = input;
     const decision = approvalStatusSchema.exclude(['pending']).parse(input.decision);
     const reply = await this.ctx.script(
       'decideApproval',
-      [this.ctx.keys.approval(approvalId), this.ctx.keys.ledger(approvalId)],
+      [
+        this.ctx.keys.approval(approvalId),
+        this.ctx.keys.ledger(approvalId),
+        this.ctx.keys.run(runIdOf(approvalId)).header,
+      ],
       [decision, input.decidedBy ?? '', input.reason ?? '', input.now, randomUUID()],
     );
     const [changed, won, ...pairs] = replyArray('decideApproval', reply, { approvalId });

@@ -23,6 +23,8 @@ export interface StoreOptions {
   auditMaxLength?: number;
   /** Runs kept in each per-channel and per-user index. Default 200. */
   indexMaxRuns?: number;
+  /** Start jobs a thread's inbox holds behind its working run (policy `inbound.maxQueuedPerThread`). Default 10. */
+  maxQueuedPerThread?: number;
 }
 
 export const DEFAULT_STORE_OPTIONS: Required<StoreOptions> = {
@@ -32,6 +34,7 @@ export const DEFAULT_STORE_OPTIONS: Required<StoreOptions> = {
   traceMaxLength: 500,
   auditMaxLength: 100_000,
   indexMaxRuns: 200,
+  maxQueuedPerThread: 10,
 };
 
 /** What every part of the store shares: the connection, its scripts, the key scheme, the options. */
@@ -50,6 +53,7 @@ export function createStoreContext(redis: RedisClient, options: StoreOptions = {
     'traceMaxLength',
     'auditMaxLength',
     'indexMaxRuns',
+    'maxQueuedPerThread',
   ] as const) {
     const value = merged[name];
     if (!Number.isSafeInteger(value) || value < 0)

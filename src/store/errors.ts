@@ -21,6 +21,8 @@ export const ScriptCode = {
   args_mismatch: -7,
   /** "Approve again" on a call whose outcome is not unknown: there is nothing to approve again. */
   not_unknown: -8,
+  /** A person's decision on an approval of a run that has already ended (nothing would run it). */
+  run_ended: -9,
 } as const;
 
 export type StoreErrorCode = keyof typeof ScriptCode | 'corrupt_record' | 'not_append_only';

@@ -55,6 +55,7 @@ export const STORE_LAYOUT = 2;
  *   <p>:idx:user:<teamId>:<userId>        zset   run ids by creation time
  *   <p>:idx:pending-approvals             zset   approval ids by expiry time
  *   <p>:audit                             stream decisions, capped with MAXLEN ~
+ *   <p>:rate:<user|thread>:<ids>:<window>  string inbound messages counted in one minute (expires)
  *
  * A Slack thread's memory shares the thread's own tag, so the thread scripts stay in one slot:
  *
@@ -95,6 +96,8 @@ export interface KeyScheme {
   readonly pendingApprovals: string;
   readonly audit: string;
   thread(teamId: string, channelId: string, threadTs: string): ThreadKeys;
+  /** A fixed-window counter of inbound messages: `parts` name the user or thread, `window` its start. */
+  rate(kind: 'user' | 'thread', parts: readonly string[], window: number): string;
 }
 
 export interface ThreadKeys {
@@ -137,6 +140,7 @@ export function keyScheme(prefix: string): KeyScheme {
     userIndex: (teamId, userId) => `${p}:idx:user:${safePart(teamId)}:${safePart(userId)}`,
     pendingApprovals: `${p}:idx:pending-approvals`,
     audit: `${p}:audit`,
+    rate: (kind, parts, window) => `${p}:rate:${kind}:${parts.map(safePart).join('-')}:${window}`,
     thread: (teamId, channelId, threadTs) => {
       const base = `${p}:thread:{${safePart(teamId)}-${safePart(channelId)}-${safePart(threadTs)}}:`;
       return { history: `${base}history`, active: `${base}active`, inbox: `${base}inbox` };

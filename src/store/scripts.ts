@@ -17,7 +17,7 @@ const SCRIPT_KEYS = {
   appendTrace: 2,
   updateIfExists: 1,
   createApprovals: 3,
-  decideApproval: 2,
+  decideApproval: 3,
   cancelApprovals: 1,
   beginExecution: 2,
   finishExecution: 2,

@@ -3,6 +3,7 @@ import { AuditLog } from './audit-log.js';
 import { createStoreContext, type StoreContext, type StoreOptions } from './context.js';
 import { LeaseStore } from './leases.js';
 import { LedgerStore } from './ledger-store.js';
+import { RateLimits } from './rate-limits.js';
 import { RunIndex } from './run-index.js';
 import { RunStore } from './run-store.js';
 import type { RedisClient } from './scripts.js';
@@ -17,6 +18,7 @@ export interface Store {
   audit: AuditLog;
   index: RunIndex;
   threads: ThreadMemory;
+  rates: RateLimits;
   /** The key scheme and options in use (tests and tools). */
   context: StoreContext;
 }
@@ -40,6 +42,7 @@ export function createStore(redis: RedisClient, options: StoreOptions = {}): Sto
     audit,
     index,
     threads: new ThreadMemory(context),
+    rates: new RateLimits(context),
     context,
   };
 }

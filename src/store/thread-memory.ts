@@ -15,6 +15,9 @@ export interface ThreadRef {
 /** The turns a thread's next run sees: the questions asked and the answers given, as plain text. */
 export type ThreadTurn = Extract<Message, { role: 'user' } | { role: 'assistant' }>;
 
+export type ClaimResult = 'active' | 'queued' | 'full';
+const CLAIM_REPLIES: Record<number, ClaimResult | undefined> = { 1: 'active', 0: 'queued', 2: 'full' };
+
 /** Questions and answers kept per thread (the oldest are dropped): bounds the context a follow-up gets. */
 const MAX_TURNS = 40;
 /**
@@ -66,17 +69,25 @@ export class ThreadMemory {
   }
 
   /**
-   * Makes `runId` the thread's active run (true), or queues `job` behind the run working there (false).
+   * Makes `runId` the thread's active run (`active`), or queues `job` behind the run working there
+   * (`queued`), unless the thread's inbox already holds `maxQueuedPerThread` jobs (`full`: not queued).
    * Idempotent for a redelivered job.
    */
-  async claim(thread: ThreadRef, runId: string, job: unknown, replacing?: string): Promise<boolean> {
+  async claim(thread: ThreadRef, runId: string, job: unknown, replacing?: string): Promise<ClaimResult> {
     const keys = this.keys(thread);
     const reply = await this.ctx.script(
       'claimThread',
       [keys.active, keys.inbox],
-      [runId, canonicalJson(job), this.ttlMs(), replacing ?? ''],
+      [runId, canonicalJson(job), this.ttlMs(), replacing ?? '', this.ctx.options.maxQueuedPerThread],
     );
-    return reply === 1;
+    const result = CLAIM_REPLIES[Number(reply)];
+    if (!result) throw new StoreError('corrupt_record', `claimThread answered ${String(reply)}`, { runId });
+    return result;
+  }
+
+  /** Whether the thread's inbox holds as many jobs as it may (a new message would not be queued). */
+  async inboxFull(thread: ThreadRef): Promise<boolean> {
+    return (await this.ctx.redis.llen(this.keys(thread).inbox)) >= this.ctx.options.maxQueuedPerThread;
   }
 
   /**

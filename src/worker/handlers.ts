@@ -25,7 +25,7 @@ export async function handleStart(
   if (existing && isFinished(existing.state) && existing.answerTs !== null) return { type: 'done' };
   const { queuedBehind: _ignored, ...queued } = data;
   let claimed = await rt.store.threads.claim(thread, runId, queued);
-  if (!claimed) {
+  if (claimed !== 'active') {
     const active = await rt.store.threads.activeRun(thread);
     const holder = active ? await rt.store.runs.loadRun(active) : null;
     // A finished run still marked active means its job died before freeing the thread.
@@ -33,7 +33,12 @@ export async function handleStart(
       claimed = await rt.store.threads.claim(thread, runId, queued, active);
     }
   }
-  if (!claimed) {
+  if (claimed === 'full') {
+    // The bot refuses messages to a full inbox with a reply; only a race of messages reaches this.
+    log.warn({}, "the thread's inbox is full; the message is dropped");
+    return { type: 'done' };
+  }
+  if (claimed === 'queued') {
     log.info({}, 'another run works in this thread; the message waits for it');
     return { type: 'done' };
   }

@@ -53,6 +53,7 @@ export async function startWorker(options: StartWorkerOptions = {}) {
   const store = createStore(storeConnection, {
     prefix: env.LOOPGATE_PREFIX,
     retentionMs: env.RETENTION_DAYS * 86_400_000,
+    maxQueuedPerThread: policy.inbound.maxQueuedPerThread,
   });
   const queue = createRunsQueue(producer, env.LOOPGATE_PREFIX);
   const metrics = options.metrics ?? metricsFor(store, queue);
@@ -75,12 +76,13 @@ export async function startWorker(options: StartWorkerOptions = {}) {
     stalledIntervalMs: Math.max(500, Math.floor(env.WORKER_LOCK_MS / 2)),
     prefix: env.LOOPGATE_PREFIX,
   });
-  worker.run().catch((err: unknown) => logger.error({ err }, 'worker stopped with an error'));
   let probes: Server | undefined;
+  // Before taking jobs: a port in use (a second worker on one host) stops start-up naming METRICS_PORT.
   if (options.serveProbes !== false && env.METRICS_PORT !== 0) {
     probes = await startProbeServer({
       registry: metrics.registry,
       port: env.METRICS_PORT,
+      portVariable: 'METRICS_PORT',
       readiness: {
         redis: async () => (await storeConnection.ping()) === 'PONG',
         // Health is jobs flowing, not just PING: the worker's own blocking connection must be up.
@@ -88,6 +90,7 @@ export async function startWorker(options: StartWorkerOptions = {}) {
       },
     });
   }
+  worker.run().catch((err: unknown) => logger.error({ err }, 'worker stopped with an error'));
   logger.info(
     {
       workerId: rt.workerId,

@@ -220,6 +220,33 @@ describe('Approve', () => {
   });
 });
 
+/** The run's final save as cancelled, before its approvals are cancelled (the window a click can land in). */
+async function endRunLeavingApprovalPending() {
+  const lease = await fx.store.leases.acquire(pending.runId, 'ending-worker', 30_000);
+  if (!lease.acquired) throw new Error('lease not acquired');
+  const loaded = await fx.store.runs.loadRun(pending.runId);
+  if (!loaded) throw new Error('run vanished');
+  await fx.store.runs.saveStep({
+    runId: pending.runId,
+    fence: lease.fence,
+    state: { ...loaded.state, status: 'cancelled', stopReason: 'cancelled', updatedAt: Date.now() },
+    persisted: loaded.persisted,
+  });
+}
+
+describe('A click on a run that has ended', () => {
+  it('Approve after the run was cancelled, its approval not yet: refused with an ephemeral, no Approved card', async () => {
+    await endRunLeavingApprovalPending();
+    await click(MANAGER, 'approve');
+    await expectUnchanged();
+    const [note] = ephemeralsFor(MANAGER);
+    expect(note?.thread_ts).toBe(pending.threadTs);
+    expect(note?.text).toBe(
+      `Run \`${pending.runId}\` has already ended (cancelled, failed or finished), so this \`http_request\` call will not run. Your decision was not recorded.`,
+    );
+  });
+});
+
 describe('Reject', () => {
   const submit = (user: string, privateMetadata: string, reason: string | null) =>
     fx.post(

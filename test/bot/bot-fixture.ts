@@ -121,6 +121,7 @@ export async function startBotFixture(options: BotFixtureOptions = {}): Promise<
     : undefined;
   const fake = await startFakeSlack({
     groups: { [GROUP]: [GROUPIE] },
+    channelMembers: { [CHANNEL]: [REQUESTER, MANAGER, GROUPIE, STRANGER, 'U0COMMS'] },
     ...(socket ? { socketMode: { appToken: APP_TOKEN, url: socket.url } } : {}),
     ...options.fake,
   });
@@ -128,7 +129,10 @@ export async function startBotFixture(options: BotFixtureOptions = {}): Promise<
   const policy = parsePolicy(options.policyYaml ?? DEFAULT_POLICY, { env: {}, source: 'test policy' });
   const redis = new Redis(REDIS_URL);
   const producer = createRedisConnection(REDIS_URL, 'producer');
-  const store = createStore(redis, { prefix: `{${prefix}}` });
+  const store = createStore(redis, {
+    prefix: `{${prefix}}`,
+    maxQueuedPerThread: policy.inbound.maxQueuedPerThread,
+  });
   const queue = createRunsQueue(producer, `{${prefix}}`);
   const bot = await createBotApp({
     env: {
@@ -141,7 +145,6 @@ export async function startBotFixture(options: BotFixtureOptions = {}): Promise<
     policy,
     store,
     queue,
-    redis: [redis, producer],
     logger: createLogger({ level: 'silent' }),
     enqueueRetryDelaysMs: options.enqueueRetryDelaysMs ?? [20, 40, 80, 160],
   });

@@ -4,6 +4,7 @@ import { eventBody, eventEnvelope } from '../fakes/slack-signing.js';
 import {
   type BotFixture,
   CHANNEL,
+  GROUP,
   GROUPIE,
   MANAGER,
   REQUESTER,
@@ -70,7 +71,7 @@ describe('/loopgate', () => {
   it('cancel by an approver through a user group is allowed; by a stranger it is refused', async () => {
     const run = await fx.pendingApproval();
     const refused = await command(STRANGER, `cancel ${run.runId}`);
-    expect(refused.text).toContain('Only the person who asked');
+    expect(refused.text).toBe('You cannot cancel that run, or it does not exist.');
     expect((await fx.store.runs.loadRun(run.runId))?.cancelRequest).toBeNull();
     expect(await fx.jobs()).toHaveLength(0);
 
@@ -78,9 +79,51 @@ describe('/loopgate', () => {
     expect((await fx.store.runs.loadRun(run.runId))?.cancelRequest).toMatchObject({ by: GROUPIE });
   });
 
+  it("cancel by an approver who cannot see the run's private channel: refused exactly as an unknown run", async () => {
+    const run = await fx.pendingApproval({ channel: 'G0PRIVATE' });
+    const refused = await command(GROUPIE, `cancel ${run.runId}`, CHANNEL);
+    const unknown = await command(GROUPIE, 'cancel r-nope', CHANNEL);
+    expect(refused).toEqual(unknown);
+    expect(refused.text).toBe('You cannot cancel that run, or it does not exist.');
+    expect(refused.text).not.toContain(REQUESTER);
+    expect((await fx.store.runs.loadRun(run.runId))?.cancelRequest).toBeNull();
+    expect(await fx.jobs()).toHaveLength(0);
+    // Its requester still may.
+    await command(REQUESTER, `cancel ${run.runId}`, 'G0PRIVATE');
+    expect((await fx.store.runs.loadRun(run.runId))?.cancelRequest).toMatchObject({ by: REQUESTER });
+  });
+
+  it("cancel is open to the approvers of the run's tools, not to every default approver", async () => {
+    await fx.cleanup();
+    // http_request has its own approvers; the default approver (MANAGER) approves only other tools.
+    fx = await startBotFixture({
+      policyYaml: `approvals: { approvers: [${MANAGER}] }\ntools: { http_request: { allow: ["https://deploy.internal.example/"], approvers: [${GROUP}] } }`,
+    });
+    const run = await fx.pendingApproval();
+    expect((await command(MANAGER, `cancel ${run.runId}`)).text).toBe(
+      'You cannot cancel that run, or it does not exist.',
+    );
+    expect((await fx.store.runs.loadRun(run.runId))?.cancelRequest).toBeNull();
+    await command(GROUPIE, `cancel ${run.runId}`);
+    expect((await fx.store.runs.loadRun(run.runId))?.cancelRequest).toMatchObject({ by: GROUPIE });
+  });
+
+  it('before its first approval, a run may be cancelled by the approvers of the gated tools the policy enables', async () => {
+    const run = await fx.pendingApproval();
+    await fx.redis.del(fx.store.context.keys.run(run.runId).approvals); // as if no approval was asked yet
+    // The only gated tool enabled is post_message, approved by U0COMMS alone: not the default approvers.
+    expect((await command(MANAGER, `cancel ${run.runId}`)).text).toBe(
+      'You cannot cancel that run, or it does not exist.',
+    );
+    await command('U0COMMS', `cancel ${run.runId}`);
+    expect((await fx.store.runs.loadRun(run.runId))?.cancelRequest).toMatchObject({ by: 'U0COMMS' });
+  });
+
   it('cancel without a run, of an unknown run, or of a bad id explains itself', async () => {
     expect((await command(REQUESTER, 'cancel')).text).toContain('Usage');
-    expect((await command(REQUESTER, 'cancel r-nope')).text).toContain('cannot find run');
+    expect((await command(REQUESTER, 'cancel r-nope')).text).toBe(
+      'You cannot cancel that run, or it does not exist.',
+    );
     expect((await command(REQUESTER, 'cancel a:b')).text).toContain('is not a run id');
     expect(await fx.jobs()).toHaveLength(0);
   });

@@ -63,10 +63,11 @@ describe('questions become start jobs', () => {
   });
 
   it('a burst of mentions, with Slack retries arriving at the same moment, queues one job per event', async () => {
+    // Twenty people at once: one person's burst is rate-limited (see "floods are bounded").
     const events = Array.from({ length: 20 }, (_, i) =>
       appMentionEvent(fx.id, {
         channel: CHANNEL,
-        user: REQUESTER,
+        user: `U0BURST${String(i).padStart(2, '0')}`,
         text: `<@${fx.fake.botUserId}> question ${i}`,
       }),
     );
@@ -115,6 +116,7 @@ describe('requests that are not from Slack', () => {
     expect(await fx.jobs()).toHaveLength(0);
     // The same body, correctly signed and fresh, is taken: the refusals were about the signature only.
     expect((await fx.post(body)).status).toBe(200);
+    await fx.bot.idle();
     expect(await startJobs()).toHaveLength(1);
   });
 });
@@ -277,5 +279,96 @@ describe('follow-ups in threads where loopgate works', () => {
     expect(note).toMatchObject({ user: REQUESTER });
     expect(note?.text).toContain('could not take your message');
     expect(await fx.jobs()).toHaveLength(0);
+  });
+});
+
+describe('floods are bounded', () => {
+  const restart = async (inbound: string) => {
+    await fx.cleanup();
+    fx = await startBotFixture({
+      policyYaml: `approvals: { approvers: [U0MANAGER] }\ninbound: { ${inbound} }`,
+    });
+  };
+  const notesTo = (user: string) => fx.fake.ephemerals(CHANNEL).filter((e) => e.user === user);
+
+  it('a question longer than inbound.maxQuestionChars is refused with a reply, and nothing is queued', async () => {
+    await restart('maxQuestionChars: 4000');
+    const long = 'x'.repeat(600_000);
+    await fx.mention({ channel: CHANNEL, user: REQUESTER, text: `<@${fx.fake.botUserId}> ${long}` });
+    await fx.bot.idle();
+    expect(await startJobs()).toHaveLength(0);
+    expect(notesTo(REQUESTER).map((n) => n.text)).toEqual([
+      'Your message is 600,000 characters long; I take questions of up to 4,000. Please shorten it and send it again.',
+    ]);
+    // One at the limit is taken.
+    await fx.mention({
+      channel: CHANNEL,
+      user: REQUESTER,
+      text: `<@${fx.fake.botUserId}> ${'y'.repeat(4000)}`,
+    });
+    expect(await startJobs()).toHaveLength(1);
+  });
+
+  it('one person past inbound.perUserPerMinute is told when to try again; others are not affected', async () => {
+    await restart('perUserPerMinute: 3');
+    for (let i = 0; i < 4; i++) {
+      await fx.mention({ channel: CHANNEL, user: REQUESTER, text: `<@${fx.fake.botUserId}> question ${i}` });
+    }
+    await fx.bot.idle();
+    expect(await startJobs()).toHaveLength(3);
+    const [note] = notesTo(REQUESTER);
+    expect(note?.text).toMatch(
+      /^You have sent me 3 messages in the last minute, which is as many as I take\. Please try again in \d+ seconds?\.$/,
+    );
+    await fx.mention({ channel: CHANNEL, user: 'U0BOB', text: `<@${fx.fake.botUserId}> mine` });
+    expect(await startJobs()).toHaveLength(4);
+  });
+
+  it('a thread past inbound.perThreadPerMinute is told when to try again', async () => {
+    await restart('perThreadPerMinute: 2');
+    const parent = fx.fake.userMessage({ channel: CHANNEL, user: REQUESTER, text: 'incident' });
+    for (const user of ['U0A', 'U0B', 'U0C']) {
+      await fx.mention({
+        channel: CHANNEL,
+        user,
+        threadTs: parent.ts,
+        text: `<@${fx.fake.botUserId}> from ${user}`,
+      });
+    }
+    await fx.bot.idle();
+    expect(await startJobs()).toHaveLength(2);
+    expect(notesTo('U0C')[0]?.text).toMatch(
+      /^This thread has had 2 messages for me in the last minute, which is as many as I take\. Please try again in \d+ seconds?\.$/,
+    );
+  });
+
+  it('a thread whose inbox holds inbound.maxQueuedPerThread messages refuses the next with a reply', async () => {
+    await restart('maxQueuedPerThread: 2');
+    const pending = await fx.pendingApproval();
+    for (const [i, job] of [{ eventId: 'Ev1' }, { eventId: 'Ev2' }].entries()) {
+      expect(
+        await fx.store.threads.claim(
+          { teamId: fx.fake.teamId, channelId: CHANNEL, threadTs: pending.threadTs },
+          `r-queued${i}`,
+          job,
+        ),
+      ).toBe('queued');
+    }
+    await fx.sendEvent(
+      threadReplyEvent(fx.id, {
+        channel: CHANNEL,
+        user: 'U0BOB',
+        text: 'any news?',
+        threadTs: pending.threadTs,
+      }),
+    );
+    await fx.bot.idle();
+    expect(await startJobs()).toHaveLength(0);
+    expect(notesTo('U0BOB').map((n) => [n.thread_ts, n.text])).toEqual([
+      [
+        pending.threadTs,
+        '2 messages are already waiting in this thread for the run working here. Please send yours again once it has answered.',
+      ],
+    ]);
   });
 });

@@ -2,6 +2,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -95,16 +97,19 @@ afterEach(async () => {
 
 // Each test starts a real process through tsx; slow on a loaded machine.
 describe('npm run bot (src/bot/main.ts)', { timeout: 60_000 }, () => {
-  it('serves /healthz and /readyz, takes a signed mention into the queue, and exits 0 on SIGTERM', async () => {
+  it('serves /healthz on PORT, /readyz and /metrics on BOT_METRICS_PORT only, takes a signed mention into the queue, and exits 0 on SIGTERM', async () => {
     prefix = `lgtest-${randomBytes(6).toString('hex')}`;
     const port = await freePort();
+    const metricsPort = await freePort();
     const base = `http://127.0.0.1:${port}`;
+    const internal = `http://127.0.0.1:${metricsPort}`;
     running = startProcess(
       {
         SLACK_BOT_TOKEN: fake.token,
         SLACK_SIGNING_SECRET: TEST_SIGNING_SECRET,
         SLACK_API_URL: fake.apiUrl,
         PORT: String(port),
+        BOT_METRICS_PORT: String(metricsPort),
         REDIS_URL,
         LOOPGATE_PREFIX: `{${prefix}}`,
         LOOPGATE_CONFIG: join(cwd, 'loopgate.yaml'),
@@ -119,8 +124,13 @@ describe('npm run bot (src/bot/main.ts)', { timeout: 60_000 }, () => {
       await waitForHealth(base, running);
       const health = await fetch(`${base}/healthz`);
       expect(await health.json()).toEqual({ ok: true });
+      // Not on the public port.
+      expect((await fetch(`${base}/readyz`)).status).toBe(404);
+      expect((await fetch(`${base}/metrics`)).status).toBe(404);
+      expect(await (await fetch(`${internal}/healthz`)).json()).toEqual({ ok: true });
+      expect(await (await fetch(`${internal}/metrics`)).text()).toContain('loopgate_approvals_decided_total');
       // Redis answers, but no worker takes jobs yet: not ready, and it says why.
-      const ready = await fetch(`${base}/readyz`);
+      const ready = await fetch(`${internal}/readyz`);
       expect(ready.status).toBe(503);
       expect(await ready.json()).toMatchObject({ ok: false, checks: { redis: true, workers: false } });
       // Bolt asked Slack who the bot is, on the fake.
@@ -162,6 +172,31 @@ describe('npm run bot (src/bot/main.ts)', { timeout: 60_000 }, () => {
     }
   });
 
+  it('names BOT_METRICS_PORT and exits 1 when that port is in use', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '0.0.0.0', resolve));
+    const takenPort = (taken.address() as AddressInfo).port;
+    try {
+      running = startProcess(
+        {
+          SLACK_BOT_TOKEN: fake.token,
+          SLACK_SIGNING_SECRET: TEST_SIGNING_SECRET,
+          SLACK_API_URL: fake.apiUrl,
+          PORT: String(await freePort()),
+          BOT_METRICS_PORT: String(takenPort),
+          LOOPGATE_CONFIG: join(cwd, 'loopgate.yaml'),
+        },
+        cwd,
+      );
+      expect(await running.exited).toBe(1);
+      expect(running.stderr.join('')).toContain(
+        `BOT_METRICS_PORT: port ${takenPort} is already in use (set BOT_METRICS_PORT to a free port)`,
+      );
+    } finally {
+      taken.close();
+    }
+  });
+
   it('names the missing key and exits 1 when the environment is incomplete', async () => {
     running = startProcess({ SLACK_BOT_TOKEN: fake.token, LOOPGATE_CONFIG: join(cwd, 'loopgate.yaml') }, cwd);
     expect(await running.exited).toBe(1);
@@ -175,6 +210,7 @@ describe('npm run bot (src/bot/main.ts)', { timeout: 60_000 }, () => {
         SLACK_SIGNING_SECRET: TEST_SIGNING_SECRET,
         SLACK_API_URL: fake.apiUrl,
         PORT: String(await freePort()),
+        BOT_METRICS_PORT: '0',
         LOOPGATE_CONFIG: join(cwd, 'loopgate.yaml'),
       },
       cwd,

@@ -1,13 +1,19 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { createBotApp } from '../../src/bot/app.js';
 import { createGroupMembers, mayDecide } from '../../src/bot/approvers.js';
 import { createBackground } from '../../src/bot/background.js';
+import { botReadiness } from '../../src/bot/health.js';
 import { classifyMessage, stripBotMention } from '../../src/bot/inbound.js';
 import { withRetries } from '../../src/bot/retry.js';
 import type { MessageEvent } from '../../src/bot/slack-payloads.js';
+import { ConfigError } from '../../src/config/errors.js';
 import { parsePolicy } from '../../src/config/policy.js';
 import { createLogger } from '../../src/log/logger.js';
+import { runChecks } from '../../src/metrics/http.js';
+import { createMetrics } from '../../src/metrics/metrics.js';
 import { createRedisConnection, createRunsQueue } from '../../src/queue/index.js';
 import { timingsFromTrace } from '../../src/slack/trace.js';
 import { createStore } from '../../src/store/index.js';
@@ -203,8 +209,8 @@ describe('timingsFromTrace', () => {
   });
 });
 
-describe('/readyz', () => {
-  it('is 503 while Redis does not answer, and /healthz stays 200', async () => {
+describe('probes', () => {
+  it('the public PORT answers /healthz without Redis, and 404 on /readyz and /metrics', async () => {
     const redis = new Redis(REDIS_URL);
     const producer = createRedisConnection(REDIS_URL, 'producer');
     const queue = createRunsQueue(producer, '{lgtest-readyz}');
@@ -219,15 +225,17 @@ describe('/readyz', () => {
       policy: parsePolicy('{}', { env: {} }),
       store: createStore(redis, { prefix: '{lgtest-readyz}' }),
       queue,
-      redis: [redis, { ping: () => Promise.reject(new Error('connection refused')) }],
       logger: createLogger({ level: 'silent' }),
       identity: { botId: 'B1', botUserId: BOT },
+      metrics: createMetrics({}, { defaultMetrics: false }),
     });
     try {
       const { port } = await bot.start(0);
-      const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
-      expect(ready.status).toBe(503);
-      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+      const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+      expect(health.status).toBe(200);
+      expect(await health.json()).toEqual({ ok: true });
+      expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(404);
+      expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).toBe(404);
       expect((await fetch(`http://127.0.0.1:${port}/nope`)).status).toBe(404);
       expect(bot.mode).toBe('http');
     } finally {
@@ -235,6 +243,53 @@ describe('/readyz', () => {
       await queue.close();
       await Promise.all([redis.quit(), producer.quit()]);
     }
+  });
+
+  it('a PORT already in use is a ConfigError naming PORT', async () => {
+    const redis = new Redis(REDIS_URL);
+    const producer = createRedisConnection(REDIS_URL, 'producer');
+    const queue = createRunsQueue(producer, '{lgtest-port}');
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, resolve));
+    const port = (taken.address() as AddressInfo).port;
+    const bot = await createBotApp({
+      env: {
+        SLACK_BOT_TOKEN: 'xoxb-unused',
+        SLACK_SIGNING_SECRET: TEST_SIGNING_SECRET,
+        SLACK_APP_TOKEN: undefined,
+        SLACK_API_URL: 'http://127.0.0.1:9/api/',
+        PORT: port,
+      },
+      policy: parsePolicy('{}', { env: {} }),
+      store: createStore(redis, { prefix: '{lgtest-port}' }),
+      queue,
+      logger: createLogger({ level: 'silent' }),
+      identity: { botId: 'B1', botUserId: BOT },
+    });
+    try {
+      const started = bot.start();
+      await expect(started).rejects.toBeInstanceOf(ConfigError);
+      await expect(started).rejects.toThrow(`PORT: port ${port} is already in use (set PORT to a free port)`);
+    } finally {
+      taken.close();
+      await queue.close();
+      producer.disconnect();
+      await redis.quit();
+    }
+  });
+
+  it('readiness is Redis answering and a worker connected; 503 names what failed', async () => {
+    const up = { ping: async () => 'PONG' };
+    const down = { ping: () => Promise.reject(new Error('connection refused')) };
+    const workers = (n: number) => ({ getWorkersCount: async () => n });
+    expect(await runChecks(botReadiness([up, up], workers(1)))).toEqual({
+      ok: true,
+      checks: { redis: true, workers: true },
+    });
+    expect(await runChecks(botReadiness([up, down], workers(0)))).toEqual({
+      ok: false,
+      checks: { redis: false, workers: false },
+    });
   });
 
   it('Socket Mode is chosen when SLACK_APP_TOKEN is set', async () => {
@@ -253,7 +308,6 @@ describe('/readyz', () => {
         policy: parsePolicy('{}', { env: {} }),
         store: createStore(redis, { prefix: '{lgtest-socket}' }),
         queue,
-        redis: [redis],
         logger: createLogger({ level: 'silent' }),
         identity: { botId: 'B1', botUserId: BOT },
       });

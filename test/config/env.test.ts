@@ -43,6 +43,7 @@ describe('loadEnv: defaults', () => {
       WORKER_CONCURRENCY: 4,
       WORKER_LOCK_MS: 20_000,
       METRICS_PORT: 9091,
+      BOT_METRICS_PORT: 9092,
       RETENTION_DAYS: 7,
     });
   });

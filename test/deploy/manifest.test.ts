@@ -28,10 +28,11 @@ const manifest = z
   .parse(readYaml('slack-app-manifest.yaml'));
 
 /**
- * The bot scopes each Web API method needs (null: none), from Slack's method reference. A method the
- * sources call that is missing here fails the test: look its scope up and add both.
+ * The bot scopes each Web API method needs (null: none; several when it depends on the conversation's
+ * kind), from Slack's method reference. A method the sources call that is missing here fails the test:
+ * look its scope up and add both.
  */
-const METHOD_SCOPES: Record<string, string | null> = {
+const METHOD_SCOPES: Record<string, string | readonly string[] | null> = {
   'auth.test': null,
   'chat.postMessage': 'chat:write',
   'chat.update': 'chat:write',
@@ -44,6 +45,8 @@ const METHOD_SCOPES: Record<string, string | null> = {
   'views.publish': null,
   'usergroups.users.list': 'usergroups:read',
   'users.info': 'users:read',
+  // Public and private channels; in a DM only its requester may cancel, so im:read is not asked for.
+  'conversations.members': ['channels:read', 'groups:read'],
   'conversations.replies': 'channels:history',
   'assistant.threads.setStatus': 'assistant:write',
 };
@@ -145,16 +148,16 @@ describe('slack-app-manifest.yaml', () => {
         Object.hasOwn(METHOD_SCOPES, method),
         `${method} (${files.join(', ')}) is not in METHOD_SCOPES`,
       ).toBe(true);
-      const scope = METHOD_SCOPES[method];
-      if (scope) expect(scopes, `${method} needs ${scope}`).toContain(scope);
+      for (const scope of [METHOD_SCOPES[method] ?? []].flat()) {
+        expect(scopes, `${method} needs ${scope}`).toContain(scope);
+      }
     }
   });
 
   it('asks for no scope that no method, event or command needs', () => {
     const needed = new Set<string>(['commands']);
     for (const method of webApiMethods().keys()) {
-      const scope = METHOD_SCOPES[method];
-      if (scope) needed.add(scope);
+      for (const scope of [METHOD_SCOPES[method] ?? []].flat()) needed.add(scope);
     }
     for (const event of subscribed) {
       const scope = EVENT_SCOPES[event];

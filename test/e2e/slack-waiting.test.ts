@@ -155,7 +155,7 @@ describe('while a run waits for approval (real bot and worker processes)', { tim
     );
 
     const denied = await w.slash(c.channel, PEOPLE.stranger, `cancel ${runId}`);
-    expect(denied.text).toContain(`Only the person who asked (<@${PEOPLE.requester}>)`);
+    expect(denied.text).toBe('You cannot cancel that run, or it does not exist.');
     expect((await w.store.runs.loadRun(runId))?.cancelRequest).toBeNull();
 
     const cancelling = await w.slash(c.channel, PEOPLE.requester, `cancel ${runId}`);

@@ -44,6 +44,8 @@ export interface FakeSlackOptions {
   defaultTz?: string;
   /** Members by user group id (`S…`). */
   groups?: Record<string, string[]>;
+  /** Members by conversation id (conversations.members); any other conversation is `channel_not_found`. */
+  channelMembers?: Record<string, string[]>;
   /**
    * When true, reactions and permalinks on a message the fake never saw fail with `message_not_found`.
    * Default false: the reaction is kept on a stub, so tests need not register every question first.
@@ -293,6 +295,7 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
   const homes = new Map<string, Record<string, unknown>>();
   const statuses = new Map<string, string>();
   const groups = new Map(Object.entries(opts.groups ?? {}));
+  const channelMembers = new Map(Object.entries(opts.channelMembers ?? {}));
   const users = new Map<string, Partial<FakeUser>>(Object.entries(opts.users ?? {}));
 
   let seq = 0;
@@ -547,6 +550,14 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
           profile: { real_name: profile.real_name, display_name: profile.name },
         },
       });
+    },
+
+    // One page holds every member: the bot's paging is driven by `response_metadata.next_cursor` ('').
+    'conversations.members': (args) => {
+      const members = channelMembers.get(str(args.channel) ?? '');
+      return members
+        ? ok({ members: [...members], response_metadata: { next_cursor: '' } })
+        : fail('channel_not_found');
     },
 
     'usergroups.users.list': (args) => {

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/config/errors.js';
 import { runChecks, startProbeServer } from '../../src/metrics/http.js';
 import { createMetrics, recordEngineEvent } from '../../src/metrics/metrics.js';
 
@@ -67,6 +68,7 @@ describe('metrics', () => {
     server = await startProbeServer({
       registry: m.registry,
       port: 0,
+      portVariable: 'METRICS_PORT',
       host: '127.0.0.1',
       readiness: { redis: async () => redisUp, worker: async () => true },
     });
@@ -79,6 +81,18 @@ describe('metrics', () => {
     const notReady = await fetch(`${base}/readyz`);
     expect(notReady.status).toBe(503);
     expect(await notReady.json()).toEqual({ ok: false, checks: { redis: false, worker: true } });
+  });
+
+  it('a port in use (a second worker on one host) is a ConfigError naming the variable', async () => {
+    const m = createMetrics({}, { defaultMetrics: false });
+    const options = { registry: m.registry, host: '127.0.0.1', readiness: {} };
+    server = await startProbeServer({ ...options, port: 0, portVariable: 'METRICS_PORT' });
+    const { port } = server.address() as { port: number };
+    const second = startProbeServer({ ...options, port, portVariable: 'METRICS_PORT' });
+    await expect(second).rejects.toBeInstanceOf(ConfigError);
+    await expect(second).rejects.toThrow(
+      `invalid configuration in environment:\n  METRICS_PORT: port ${port} is already in use (set METRICS_PORT to a free port)`,
+    );
   });
 
   it('counts a hanging check as failed', async () => {

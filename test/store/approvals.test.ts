@@ -228,6 +228,7 @@ describe('decideApproval', () => {
     const keys = [
       fx.store.context.keys.approval(record!.approvalId),
       fx.store.context.keys.ledger(record!.approvalId),
+      fx.store.context.keys.run(RUN).header,
     ];
     const args = ['approved', 'U0M', '', T0, 'nonce-1'];
     const first = (await fx.store.context.script('decideApproval', keys, args)) as unknown[];
@@ -243,6 +244,41 @@ describe('decideApproval', () => {
     ])) as unknown[];
     expect(other.slice(0, 2)).toEqual([0, 0]);
   });
+
+  /** A run's final save stored while its approval is still pending: the window before cancelPending. */
+  async function endWithApprovalPending(status: 'cancelled' | 'failed') {
+    const [record] = await pause();
+    const state = realisticState(RUN);
+    await fx.store.runs.saveStep({
+      runId: RUN,
+      fence,
+      state: {
+        ...state,
+        status,
+        stopReason: status === 'cancelled' ? 'cancelled' : 'model_error',
+        updatedAt: T0 + 5,
+      },
+      persisted: { messages: state.messages.length, evidence: state.evidence.length },
+    });
+    return record!.approvalId;
+  }
+
+  for (const status of ['cancelled', 'failed'] as const) {
+    it(`refuses run_ended for an approve or reject of a pending approval once the run is ${status}`, async () => {
+      const approvalId = await endWithApprovalPending(status);
+      for (const decision of ['approved', 'rejected'] as const) {
+        await expect(
+          fx.store.approvals.decide({ approvalId, decision, decidedBy: 'U0MANAGER', now: T0 + 10 }),
+        ).rejects.toMatchObject({ code: 'run_ended' });
+      }
+      expect(await fx.store.approvals.get(approvalId)).toMatchObject({ status: 'pending', decidedBy: null });
+      expect(await fx.store.ledger.get(approvalId)).toBeNull();
+      expect(await fx.store.audit.recent()).toEqual([]);
+      // The cancelling that follows the final save still closes it.
+      const cancelled = await fx.store.approvals.cancelPending(RUN, 'U0ALICE', 'run ended', T0 + 11);
+      expect(cancelled.map((r) => r.status)).toEqual(['cancelled']);
+    });
+  }
 
   it('fails not_found for an unknown approval', async () => {
     await expect(

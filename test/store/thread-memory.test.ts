@@ -15,22 +15,22 @@ describe('thread memory', () => {
   it('lets one run work in a thread; later messages queue and are handed over in order', async () => {
     fx = storeFixture();
     const threads = fx.store.threads;
-    expect(await threads.claim(thread, 'r-1', job(1))).toBe(true);
-    expect(await threads.claim(thread, 'r-1', job(1))).toBe(true); // a redelivered job keeps its claim
-    expect(await threads.claim(thread, 'r-2', job(2))).toBe(false);
-    expect(await threads.claim(thread, 'r-2', job(2))).toBe(false); // queued once
-    expect(await threads.claim(thread, 'r-3', job(3))).toBe(false);
+    expect(await threads.claim(thread, 'r-1', job(1))).toBe('active');
+    expect(await threads.claim(thread, 'r-1', job(1))).toBe('active'); // a redelivered job keeps its claim
+    expect(await threads.claim(thread, 'r-2', job(2))).toBe('queued');
+    expect(await threads.claim(thread, 'r-2', job(2))).toBe('queued'); // queued once
+    expect(await threads.claim(thread, 'r-3', job(3))).toBe('queued');
     expect(await threads.activeRun(thread)).toBe('r-1');
 
     expect(await threads.release(thread, 'r-1', turns('q1', 'a1'))).toEqual(job(2));
     // The thread waits for the job it was handed to; others still queue, a stranger cannot take it.
     expect(await threads.activeRun(thread)).toBeNull();
-    expect(await threads.claim(thread, 'r-9', job(9))).toBe(false);
-    expect(await threads.claim(thread, 'r-2', job(2))).toBe(true);
+    expect(await threads.claim(thread, 'r-9', job(9))).toBe('queued');
+    expect(await threads.claim(thread, 'r-2', job(2))).toBe('active');
     expect(await threads.release(thread, 'r-2', turns('q2', 'a2'))).toEqual(job(3));
-    expect(await threads.claim(thread, 'r-3', job(3))).toBe(true);
+    expect(await threads.claim(thread, 'r-3', job(3))).toBe('active');
     expect(await threads.release(thread, 'r-3', turns('q3', 'a3'))).toEqual(job(9));
-    expect(await threads.claim(thread, 'r-9', job(9))).toBe(true);
+    expect(await threads.claim(thread, 'r-9', job(9))).toBe('active');
     expect(await threads.release(thread, 'r-9', [])).toBeNull();
     expect(await threads.activeRun(thread)).toBeNull();
     expect((await threads.history(thread)).map((t) => t.content)).toEqual([
@@ -65,11 +65,11 @@ describe('thread memory', () => {
     expect(await threads.history(thread)).toHaveLength(2);
     // No other run can use the hand-over to get a job.
     expect(await threads.release(thread, 'r-3', [])).toBeNull();
-    expect(await threads.claim(thread, 'r-2', job(2))).toBe(true);
+    expect(await threads.claim(thread, 'r-2', job(2))).toBe('active');
     // Once job 2 took the thread, a late release of r-1 hands nothing over.
     expect(await threads.release(thread, 'r-1', turns('q1', 'a1'))).toBeNull();
     expect(await threads.release(thread, 'r-2', turns('q2', 'a2'))).toEqual(job(3));
-    expect(await threads.claim(thread, 'r-3', job(3))).toBe(true);
+    expect(await threads.claim(thread, 'r-3', job(3))).toBe('active');
     expect(await threads.release(thread, 'r-3', [])).toBeNull();
     expect(await threads.activeRun(thread)).toBeNull();
   });
@@ -78,10 +78,25 @@ describe('thread memory', () => {
     fx = storeFixture();
     const threads = fx.store.threads;
     await threads.claim(thread, 'r-dead', job(1));
-    expect(await threads.claim(thread, 'r-2', job(2))).toBe(false);
-    expect(await threads.claim(thread, 'r-2', job(2), 'r-dead')).toBe(true);
+    expect(await threads.claim(thread, 'r-2', job(2))).toBe('queued');
+    expect(await threads.claim(thread, 'r-2', job(2), 'r-dead')).toBe('active');
     // Taking over removes the job from the inbox: it is not started a second time.
     expect(await threads.release(thread, 'r-2', [])).toBeNull();
+  });
+
+  it('queues at most maxQueuedPerThread jobs behind the working run; the next is refused, not queued', async () => {
+    fx = storeFixture({ maxQueuedPerThread: 2 });
+    const threads = fx.store.threads;
+    expect(await threads.claim(thread, 'r-1', job(1))).toBe('active');
+    expect(await threads.claim(thread, 'r-2', job(2))).toBe('queued');
+    expect(await threads.inboxFull(thread)).toBe(false);
+    expect(await threads.claim(thread, 'r-3', job(3))).toBe('queued');
+    expect(await threads.inboxFull(thread)).toBe(true);
+    expect(await threads.claim(thread, 'r-4', job(4))).toBe('full');
+    expect(await threads.claim(thread, 'r-3', job(3))).toBe('queued'); // a redelivered queued job is still queued
+    const inbox = fx.store.context.keys.thread(thread.teamId, thread.channelId, thread.threadTs).inbox;
+    expect(await fx.redis.llen(inbox)).toBe(2);
+    expect(await threads.release(thread, 'r-1', [])).toEqual(job(2));
   });
 
   it('keeps only the newest turns', async () => {

@@ -247,9 +247,10 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
       WORKER_LOCK_MS: '2000',
       LOG_LEVEL: 'info',
     };
-    const botSide = { SLACK_SIGNING_SECRET: TEST_SIGNING_SECRET };
-    const workerSide = { OPENAI_API_KEY: 'sk-e2e', OPENAI_BASE_URL: openai.url };
     const botPort = await freePort();
+    const botProbesPort = await freePort();
+    const botSide = { SLACK_SIGNING_SECRET: TEST_SIGNING_SECRET, BOT_METRICS_PORT: String(botProbesPort) };
+    const workerSide = { OPENAI_API_KEY: 'sk-e2e', OPENAI_BASE_URL: openai.url };
     const workerMetricsUrls: string[] = [];
     if (options.mode === 'single') {
       processes.push(
@@ -270,6 +271,7 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
       }
     }
     const botUrl = `http://127.0.0.1:${botPort}`;
+    const botProbesUrl = `http://127.0.0.1:${botProbesPort}`;
     const fakeSlack = slack;
     const fakeFixture = fixture;
     const id: SlackIdentity = { teamId: slack.teamId, appId: slack.appId, botUserId: slack.botUserId };
@@ -306,7 +308,7 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
     await waitFor(
       'the bot to be ready (/readyz 200)',
       () =>
-        fetch(`${botUrl}/readyz`).then(
+        fetch(`${botProbesUrl}/readyz`).then(
           (r) => r.status === 200,
           () => false,
         ),
@@ -388,7 +390,7 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
       queue,
       id,
       botUrl,
-      botMetricsUrl: `${botUrl}/metrics`,
+      botMetricsUrl: `${botProbesUrl}/metrics`,
       workerMetricsUrls,
       processes,
       statusUrl: (name) => `${fakeFixture.url}/status/${name}`,
