@@ -34,8 +34,13 @@ export async function handleStart(
     }
   }
   if (claimed === 'full') {
-    // The bot refuses messages to a full inbox with a reply; only a race of messages reaches this.
-    log.warn({}, "the thread's inbox is full; the message is dropped");
+    // The bot refuses messages to a full inbox with a reply; only a race of messages reaches this, and
+    // the person is still told, never left waiting for an answer that will not come.
+    log.warn({}, "the thread's inbox is full; the message is not taken");
+    await rt.notifier.note(
+      { runId, ...thread, requestMessageTs: data.messageTs },
+      `<@${data.userId}> I could not take your message: too many messages already wait in this thread for the run working here. Please send it again once it has answered.`,
+    );
     return { type: 'done' };
   }
   if (claimed === 'queued') {

@@ -21,6 +21,8 @@ export interface HarnessOptions {
   approvalTtlMs?: number;
   limits?: Partial<RunLimits>;
   leaseTtlMs?: number;
+  /** Start jobs a thread's inbox holds (the store's default when absent). */
+  maxQueuedPerThread?: number;
 }
 
 /**
@@ -37,7 +39,10 @@ export async function createHarness(options: HarnessOptions) {
     connections.push(c);
     return c;
   };
-  const store: Store = createStore(connect('store'), { prefix });
+  const store: Store = createStore(connect('store'), {
+    prefix,
+    ...(options.maxQueuedPerThread ? { maxQueuedPerThread: options.maxQueuedPerThread } : {}),
+  });
   const queue: RunsQueue = createRunsQueue(connect('worker'), prefix);
   const notifier = new RecordingNotifier();
   const { tools: defaultTools, executed } = testTools();

@@ -288,6 +288,32 @@ describe('worker: runs through the queue', () => {
     ).toHaveLength(4);
   });
 
+  it('tells the person when a race of messages meets a full thread inbox, instead of dropping it silently', async () => {
+    h = await createHarness({
+      model: scriptedModel([{ calls: [call('restart', { service: 'payments' })] }]),
+      maxQueuedPerThread: 1,
+    });
+    h.startWorker();
+    const first = h.startJob('restart payments');
+    const runId = await h.enqueueStart(first);
+    await h.waitFor('card', () => h!.notifier.of('card')[0]);
+    const queued = h.startJob('and now?', { threadTs: first.threadTs, kind: 'thread_reply' });
+    await h.enqueueStart(queued);
+    await startJobDone(queued);
+    const late = h.startJob('hello?', { threadTs: first.threadTs, kind: 'thread_reply', userId: 'ULATE' });
+    const lateRunId = await h.enqueueStart(late);
+    await startJobDone(late);
+    expect(h.notifier.of('note')).toEqual([
+      {
+        type: 'note',
+        runId: lateRunId,
+        text: '<@ULATE> I could not take your message: too many messages already wait in this thread for the run working here. Please send it again once it has answered.',
+      },
+    ]);
+    expect(await h.store.runs.loadRun(lateRunId)).toBeNull();
+    expect((await h.store.runs.loadRun(runId))?.state.status).toBe('awaiting_approval');
+  });
+
   it('keeps working when its Redis connections are killed mid-run', async () => {
     const gate = { release: () => {} };
     const held = new Promise<void>((r) => {
