@@ -68,7 +68,7 @@ export async function messageReceived(ctx: BotContext, received: ReceivedMessage
     if (inbound.kind !== 'thread_reply') note('empty question note', EMPTY_QUESTION_TEXT);
     return;
   }
-  const refusal = await inboundRefusal(ctx, thread, inbound);
+  const refusal = await inboundRefusal(ctx, thread, inbound, firstDelivery);
   if (refusal !== null) {
     ctx.logger.info({ ...fields, user: inbound.userId, refusal }, 'message refused: inbound limit');
     note('inbound limit note', refusal);
@@ -116,16 +116,20 @@ const MINUTE_MS = 60_000;
 /**
  * Why a message is not taken, or null: it is too long, its sender or thread sent too many this minute,
  * or its thread already has as many messages waiting as it may hold. Nothing is queued for a refusal.
+ * Only a first delivery is counted and checked against the rate and inbox limits.
  */
 async function inboundRefusal(
   ctx: BotContext,
   thread: ThreadRef,
   inbound: Extract<Inbound, { take: true }>,
+  firstDelivery: boolean,
 ): Promise<string | null> {
   const limits = ctx.policy.inbound;
   if (inbound.text.length > limits.maxQuestionChars) {
     return `Your message is ${count(inbound.text.length)} characters long; I take questions of up to ${count(limits.maxQuestionChars)}. Please shorten it and send it again.`;
   }
+  // Slack's retry of a message was counted when it first arrived (its job id dedupes the rest).
+  if (!firstDelivery) return null;
   const now = ctx.clock.now();
   const user = await ctx.store.rates.hit(
     'user',

@@ -324,6 +324,22 @@ describe('floods are bounded', () => {
     expect(await startJobs()).toHaveLength(4);
   });
 
+  it("Slack's retries of a message do not count toward the rate limits", async () => {
+    await restart('perUserPerMinute: 2');
+    const event = appMentionEvent(fx.id, {
+      channel: CHANNEL,
+      user: REQUESTER,
+      text: `<@${fx.fake.botUserId}> first`,
+    });
+    const first = await fx.sendEvent(event);
+    await fx.sendEvent(event, { eventId: first.eventId, retryNum: 1 });
+    await fx.sendEvent(event, { eventId: first.eventId, retryNum: 2 });
+    await fx.mention({ channel: CHANNEL, user: REQUESTER, text: `<@${fx.fake.botUserId}> second` });
+    await fx.bot.idle();
+    expect(await startJobs()).toHaveLength(2);
+    expect(notesTo(REQUESTER)).toEqual([]);
+  });
+
   it('a thread past inbound.perThreadPerMinute is told when to try again', async () => {
     await restart('perThreadPerMinute: 2');
     const parent = fx.fake.userMessage({ channel: CHANNEL, user: REQUESTER, text: 'incident' });
