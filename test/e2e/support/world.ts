@@ -47,7 +47,7 @@ export interface World {
   env: Record<string, string>;
   startWorker(env?: Record<string, string>): LoopgateProcess;
   /** Posts the question in the fake Slack and enqueues its start job, as the bot would. */
-  ask(text: string): Promise<{ runId: string; threadTs: string }>;
+  ask(text: string): Promise<{ runId: string; threadTs: string; eventId: string }>;
   loadRun(runId: string): Promise<LoadedRun | null>;
   waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs: number): Promise<T>;
   close(): Promise<void>;
@@ -117,7 +117,7 @@ export async function startWorld(options: WorldOptions): Promise<World> {
         receivedAt: Date.now(),
       };
       await addRunJob(queue, { name: 'start', data });
-      return { runId: runIdForEvent(data.eventId), threadTs: question.ts };
+      return { runId: runIdForEvent(data.eventId), threadTs: question.ts, eventId: data.eventId };
     },
     loadRun: (runId) => store.runs.loadRun(runId),
     async waitFor(what, probe, timeoutMs) {
