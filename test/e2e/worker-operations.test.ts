@@ -7,18 +7,25 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../demo/lib/free-port.js';
 import { startJobId } from '../../src/queue/job-ids.js';
+import { type OwnRedis, ownRedis } from '../support/redis-server.js';
 import { killAllLoopgate } from './support/loopgate-process.js';
 import { startWorld, type World } from './support/world.js';
 
 /** The worker's grace period for current steps on shutdown (SHUTDOWN_GRACE_MS in src/worker/start.ts). */
 const GRACE_MS = 25_000;
+/** Its whole shutdown, at most (SHUTDOWN_LIMIT_MS). */
+const LIMIT_MS = 28_000;
 const ANSWER = 'All systems are operational.';
 
 let world: World | undefined;
+let redis: OwnRedis | undefined;
 afterEach(async () => {
   await killAllLoopgate();
+  await redis?.start();
   await world?.close();
+  await redis?.remove();
   world = undefined;
+  redis = undefined;
 });
 
 const metricsOf = (port: number) =>
@@ -95,4 +102,36 @@ describe('worker processes on one host', () => {
     expect(second.logs().some((l) => l.msg === 'job stalled; another worker takes it over')).toBe(false);
     expect((await w.queue.getJob(job?.id ?? ''))?.stalledCounter ?? 0).toBe(0);
   }, 90_000);
+
+  it('SIGTERM while Redis is gone and a step is stuck: the process still exits within its limit, and the run is finished later', async () => {
+    redis = await ownRedis();
+    await redis.start();
+    world = await startWorld({ script: [], holdMs: 0, redisUrl: redis.url });
+    const w = world;
+    w.openai.push({ delayMs: 120_000, step: { content: 'too late' } }, { content: ANSWER });
+    const first = w.startWorker();
+    const { runId } = await w.ask('Is the status page green?');
+    await w.waitFor('the model call to start', async () => w.openai.requests.length === 1, 20_000);
+
+    await redis.kill();
+    const signalledAt = performance.now();
+    first.signal('SIGTERM');
+    const exit = await first.exit;
+    // Nothing could be handed back or closed cleanly: the limit cut the shutdown short.
+    expect(exit.at - signalledAt).toBeLessThan(LIMIT_MS + 4_000);
+    expect(exit.code).toBe(1);
+    expect(first.logs().some((l) => l.msg === 'shutdown took too long; exiting')).toBe(true);
+
+    await redis.start();
+    w.startWorker();
+    const done = await w.waitFor(
+      'the run to complete in the next worker',
+      async () => {
+        const run = await w.loadRun(runId).catch(() => null);
+        return run?.state.status === 'completed' ? run : null;
+      },
+      45_000,
+    );
+    expect(done.state.answer).toEqual([ANSWER]);
+  }, 120_000);
 });
