@@ -59,7 +59,7 @@ tools:
 export interface BotFixtureOptions {
   policyYaml?: string;
   fake?: FakeSlackOptions;
-  /** Default 20, 40, 80 and 160 ms: a queue failure is given up on within about 300 ms. */
+  /** Resume jobs: default 20, 40, 80 and 160 ms, so a queue failure is given up on within about 300 ms. */
   enqueueRetryDelaysMs?: number[];
   /** How long a question may wait for its start job to be queued (default the bot's own, 2.5 s). */
   queueDeadlineMs?: number;
