@@ -7,7 +7,8 @@
 #
 # loopgate runs its TypeScript sources through tsx, a production dependency: there is no compile step.
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Node 24 LTS: Node 20 reached end of life in April 2026 (CI still runs the suite on both).
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 # --- deps: every dependency, from the lockfile ---------------------------------------------------------
 FROM ${NODE_IMAGE} AS deps

@@ -1,12 +1,12 @@
 /**
  * `npm start`: the bot and a worker in one process, for small teams. One /metrics (on BOT_METRICS_PORT) covers
- * both. SIGTERM or SIGINT stops the bot from receiving, lets the worker finish its current steps, and
- * exits 0.
+ * both. SIGTERM or SIGINT stops the bot from receiving, lets the worker finish its current steps (or hand
+ * them back), and exits 0; a shutdown that hangs is cut short at the worker's limit (exit 1).
  */
 import { startBot } from './bot/start.js';
 import { exitOnConfigError } from './config/errors.js';
 import { createLogger } from './log/logger.js';
-import { startWorker } from './worker/start.js';
+import { SHUTDOWN_LIMIT_MS, startWorker } from './worker/start.js';
 
 const fail = (err: unknown): never => {
   createLogger({ level: 'info', service: 'loopgate' }).fatal({ err }, 'loopgate could not start');
@@ -23,6 +23,10 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.on(signal, () => {
     if (stopping) return;
     stopping = true;
+    setTimeout(() => {
+      bot.logger.error({ limitMs: SHUTDOWN_LIMIT_MS }, 'shutdown took too long; exiting');
+      process.exit(1);
+    }, SHUTDOWN_LIMIT_MS).unref();
     Promise.all([bot.stop(), worker.stop(signal)]).then(
       () => process.exit(0),
       (err: unknown) => {

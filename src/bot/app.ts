@@ -4,15 +4,23 @@
  * Socket Mode is used instead when SLACK_APP_TOKEN is set (`/healthz` then stays on PORT). `/readyz` and
  * `/metrics` are not served here but on the internal BOT_METRICS_PORT (start.ts). Listeners only parse, check, enqueue or decide, and ack; the logic lives in the modules they call.
  *
- * Everything is acked at once: Bolt answers an event before its listener runs, and clicks are acked first
- * thing. The work that follows (enqueueing with retries, deciding, Slack API calls) runs as tracked
- * background tasks, so nothing holds up Slack's 3-second deadline, tests can wait for it, and shutdown
- * drains it. Modal submissions and slash commands are the exception: their answer is their result, so they
- * are acked once it is known (Redis work, and Slack permalinks waited for at most a second).
+ * Events are acked once handled: a question's event only once its start job is in Redis (Bolt's automatic
+ * ack is held back by ack-after-processing.ts), within Slack's 3-second budget; an event whose job could
+ * not be queued is answered 500 (Socket Mode: not acked), so Slack delivers it again. Clicks are acked
+ * first thing; the work that follows (deciding, queueing the resume, Slack API calls) runs as tracked
+ * background tasks, so tests can wait for it and shutdown drains it. A click whose decision could not be
+ * recorded is told so in an ephemeral message. Modal submissions and slash commands are acked once their
+ * result is known (Redis work, and Slack permalinks waited for at most a second).
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { App, HTTPReceiver, type Receiver, SocketModeReceiver } from '@slack/bolt';
+import {
+  App,
+  HTTPReceiver,
+  type Receiver,
+  type ReceiverProcessEventErrorHandlerArgs,
+  SocketModeReceiver,
+} from '@slack/bolt';
 import type { Env } from '../config/env.js';
 import type { Policy } from '../config/policy.js';
 import type { Logger } from '../log/logger.js';
@@ -22,14 +30,22 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { RunsQueue } from '../queue/index.js';
 import { ACTION_IDS, CALLBACK_IDS } from '../slack/ids.js';
 import type { Store } from '../store/index.js';
-import { approveClicked, reapproveClicked, rejectClicked, rejectSubmitted } from './approvals.js';
+import { AckAfterProcessingReceiver } from './ack-after-processing.js';
+import {
+  approveClicked,
+  decisionNotRecordedText,
+  reapproveClicked,
+  rejectClicked,
+  rejectSubmitted,
+  toldWhenNotRecorded,
+} from './approvals.js';
 import { createGroupMembers } from './approvers.js';
 import { createBackground } from './background.js';
 import { boltLevelOf, boltLogger } from './bolt-logger.js';
 import { loopgateCommand, SLASH_COMMAND } from './commands.js';
 import type { BotContext } from './context.js';
 import { detailsClicked, fullTextClicked } from './details.js';
-import { messageReceived } from './events.js';
+import { messageReceived, NotQueuedError } from './events.js';
 import { livenessRoute } from './health.js';
 import { homeOpened } from './home.js';
 import { createJobBatcher } from './job-batcher.js';
@@ -71,10 +87,12 @@ export interface BotAppDeps {
   /** How long user group members are cached (usergroups.users.list). Default 5 minutes. */
   groupCacheTtlMs?: number;
   /**
-   * Waits between attempts to queue a start job while Redis fails (the event is already acked). Default
-   * about 30 s in all: 0.1, 0.25, 0.5, 1, 2, 4, 8 and 15 s.
+   * Waits between attempts to queue a resume job while Redis fails (the decision is recorded already).
+   * Default about 30 s in all: 0.1, 0.25, 0.5, 1, 2, 4, 8 and 15 s.
    */
   enqueueRetryDelaysMs?: readonly number[];
+  /** How long a question's event may wait for its start job to be queued before Slack is answered 500. */
+  queueDeadlineMs?: number;
   /** Decisions are counted in it (served on /metrics by start.ts). */
   metrics?: Metrics;
 }
@@ -103,6 +121,17 @@ const CLIENT_OPTIONS = {
   timeout: 15_000,
 } as const;
 
+/**
+ * Over HTTP, a request whose processing failed is answered 500 (Slack redelivers an event so answered)
+ * and counts as answered, so Bolt's 3-second timer does not report it again.
+ */
+async function answer500(args: ReceiverProcessEventErrorHandlerArgs): Promise<boolean> {
+  if (args.response.headersSent) return false;
+  args.response.writeHead(500);
+  args.response.end();
+  return true;
+}
+
 function createReceiver(deps: BotAppDeps, log: ReturnType<typeof boltLogger>): Receiver {
   const customRoutes = [livenessRoute];
   const logLevel = boltLevelOf(deps.logger.level);
@@ -122,6 +151,7 @@ function createReceiver(deps: BotAppDeps, log: ReturnType<typeof boltLogger>): R
     customRoutes,
     logger: log,
     logLevel,
+    processEventErrorHandler: answer500,
   });
 }
 
@@ -130,7 +160,7 @@ export async function createBotApp(deps: BotAppDeps): Promise<BotApp> {
   const receiver = createReceiver(deps, log);
   const app = new App({
     token: deps.env.SLACK_BOT_TOKEN,
-    receiver,
+    receiver: new AckAfterProcessingReceiver(receiver),
     logger: log,
     logLevel: boltLevelOf(deps.logger.level),
     clientOptions: { ...CLIENT_OPTIONS, slackApiUrl: deps.env.SLACK_API_URL },
@@ -158,7 +188,7 @@ export async function createBotApp(deps: BotAppDeps): Promise<BotApp> {
     enqueueRetryDelaysMs: deps.enqueueRetryDelaysMs ?? ENQUEUE_RETRY_DELAYS_MS,
     ...(deps.metrics ? { metrics: deps.metrics } : {}),
   };
-  registerListeners(app, ctx);
+  registerListeners(app, ctx, deps.queueDeadlineMs);
 
   return {
     app,
@@ -185,9 +215,17 @@ export async function createBotApp(deps: BotAppDeps): Promise<BotApp> {
   };
 }
 
-function registerListeners(app: App, ctx: BotContext): void {
+function registerListeners(app: App, ctx: BotContext, queueDeadlineMs?: number): void {
   app.error(async (error) => {
-    ctx.logger.error({ err: error, code: error.code }, 'a Slack request failed');
+    // Bolt passes errors that carry a `code` (every LoopgateError) through as they are.
+    if (error instanceof NotQueuedError) {
+      ctx.logger.warn(
+        { err: error.cause ?? error, eventId: error.eventId },
+        'event not acked: its start job could not be queued (Slack will deliver it again)',
+      );
+    } else {
+      ctx.logger.error({ err: error, code: error.code }, 'a Slack request failed');
+    }
     // Rethrown so that a request not yet answered gets a 500.
     throw error;
   });
@@ -215,7 +253,8 @@ function registerListeners(app: App, ctx: BotContext): void {
       botUserId,
       retryNum: args.context.retryNum,
     };
-    ctx.background.run('message event', () => messageReceived(ctx, received), { eventId: envelope.event_id });
+    // Awaited: the event is acked when this resolves, and left unacked (for Slack to redeliver) if it throws.
+    await messageReceived(ctx, received, queueDeadlineMs);
   };
   app.event('app_mention', onMessage);
   app.event('message', onMessage);
@@ -236,15 +275,20 @@ function registerListeners(app: App, ctx: BotContext): void {
       const target = clickTarget(blockActionSchema.parse(body));
       ctx.background.run(label, () => handle(ctx, target), { user: target.userId, value: target.value });
     };
-  app.action(ACTION_IDS.approve, onClick('approve click', approveClicked));
-  app.action(ACTION_IDS.reject, onClick('reject click', rejectClicked));
-  app.action(ACTION_IDS.reapprove, onClick('approve-again click', reapproveClicked));
+  app.action(ACTION_IDS.approve, onClick('approve click', toldWhenNotRecorded(approveClicked)));
+  app.action(ACTION_IDS.reject, onClick('reject click', toldWhenNotRecorded(rejectClicked)));
+  app.action(ACTION_IDS.reapprove, onClick('approve-again click', toldWhenNotRecorded(reapproveClicked)));
   app.action(ACTION_IDS.details, onClick('details click', detailsClicked));
   app.action(ACTION_IDS.fullText, onClick('full text click', fullTextClicked));
 
   app.view(CALLBACK_IDS.rejectReason, async ({ ack, body }) => {
     const submission = viewSubmissionSchema.parse(body);
-    const problem = await rejectSubmitted(ctx, submission.user.id, submission.view);
+    const problem = await rejectSubmitted(ctx, submission.user.id, submission.view).catch(
+      (error: unknown) => {
+        ctx.logger.error({ err: error, user: submission.user.id }, 'rejection not recorded');
+        return decisionNotRecordedText(error);
+      },
+    );
     if (problem === null) await ack();
     else await ack({ response_action: 'update', view: noticeModal('Reject', problem) });
   });

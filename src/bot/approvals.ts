@@ -6,6 +6,7 @@
  * Slack's retries execute nothing twice. The card is then redrawn in place with the outcome.
  */
 import { ZodError } from 'zod';
+import { LoopgateError } from '../loop/errors.js';
 import { addRunJob } from '../queue/index.js';
 import { approvalCard } from '../slack/approval-card.js';
 import { approvalViewFromRecord } from '../slack/approval-view.js';
@@ -244,4 +245,28 @@ export async function reapproveClicked(ctx: BotContext, target: ClickTarget): Pr
     },
     fields,
   );
+}
+
+/**
+ * A click handler whose failure means its decision was not stored (Redis unavailable, most often): the
+ * decision is written last, and everything after it runs in the background. The clicker is told the
+ * decision was not recorded and may click again; the card is left as it was, never redrawn as decided.
+ */
+export function toldWhenNotRecorded(
+  handle: (ctx: BotContext, target: ClickTarget) => Promise<void>,
+): (ctx: BotContext, target: ClickTarget) => Promise<void> {
+  return async (ctx, target) => {
+    try {
+      await handle(ctx, target);
+    } catch (error) {
+      ctx.logger.error({ err: error, user: target.userId, value: target.value }, 'decision not recorded');
+      await tellClicker(ctx, target, decisionNotRecordedText(error));
+    }
+  };
+}
+
+/** What the decider is told when recording their decision failed. */
+export function decisionNotRecordedText(error: unknown): string {
+  const why = error instanceof LoopgateError ? error.message : 'the approval store is unavailable';
+  return `Your decision was not recorded (${why}); nothing was changed. Please try again in a moment.`;
 }

@@ -21,7 +21,7 @@ export interface BotContext {
   clock: Clock;
   logger: Logger;
   background: Background;
-  /** Waits between attempts to queue a start job while Redis fails. */
+  /** Waits between attempts to queue a resume job while Redis fails (start jobs: events.ts). */
   enqueueRetryDelaysMs: readonly number[];
   metrics?: Metrics;
 }

@@ -1,11 +1,15 @@
 /**
- * Questions arriving as Slack events become `start` jobs. The event is already acked (Slack's 200 goes out
- * before this runs), so queueing is retried while Redis fails, for about half a minute; a question that
- * still cannot be queued is logged and the person is asked to try again. The job id is Slack's
- * `event_id`, so Slack's retries of one event (X-Slack-Retry-Num) add nothing. Notes to the person
- * (channel not enabled, run waiting for approval) go out once per event: not again on Slack's retries.
+ * Questions arriving as Slack events become `start` jobs, and the event is acked only once its job is in
+ * the queue (ack-after-processing.ts holds Bolt's ack back until `messageReceived` resolves). While Redis
+ * fails, queueing is retried briefly, within Slack's 3-second budget (QUEUE_DEADLINE_MS in all); a
+ * question still not queued makes `messageReceived` reject, the event stays unacked (HTTP 500) and Slack
+ * delivers it again: immediately, after about a minute, after about five. The job id is Slack's
+ * `event_id`, so a redelivery of a queued event adds nothing. Only when Slack's last redelivery cannot be
+ * queued either is the person asked to send the message again. Notes to the person (channel not enabled,
+ * run waiting for approval) go out once per event: not again on Slack's redeliveries.
  */
 import { ZodError } from 'zod';
+import { LoopgateError } from '../loop/errors.js';
 import type { StartJobData } from '../queue/index.js';
 import { escapeMrkdwn } from '../slack/mrkdwn.js';
 import type { ThreadRef } from '../store/index.js';
@@ -23,12 +27,83 @@ export interface ReceivedMessage {
   retryNum: number | undefined;
 }
 
+/** Slack redelivers an unacknowledged event up to three times (X-Slack-Retry-Num 1 to 3). */
+export const LAST_SLACK_RETRY = 3;
+
+/**
+ * Longest time from an event's arrival to its answer when its job cannot be queued: under Slack's 3 s,
+ * with room for the network, so that Slack sees an error (and delivers again) rather than a timeout.
+ */
+export const QUEUE_DEADLINE_MS = 2_500;
+
+/** Waits between attempts to add a start job while Redis fails; all of them end well within the deadline. */
+const QUEUE_RETRY_DELAYS_MS = [50, 150, 300, 600];
+
+/** A question's start job could not be queued (in time): the event is left unacked for Slack to redeliver. */
+export class NotQueuedError extends LoopgateError {
+  constructor(
+    readonly eventId: string,
+    reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super('not_queued', `the start job of event ${eventId} was not queued: ${reason}`, options);
+  }
+}
+
 export function channelAllowed(ctx: Pick<BotContext, 'policy'>, channelId: string): boolean {
   const allow = ctx.policy.channels.allow;
   return allow.length === 0 || allow.includes(channelId);
 }
 
-export async function messageReceived(ctx: BotContext, received: ReceivedMessage): Promise<void> {
+/**
+ * Takes a message event: resolves once its start job is in the queue, or once it is deliberately not
+ * taken (ignored, or refused with a note to the person); rejects with NotQueuedError when Redis did not
+ * take it within `deadlineMs` (default QUEUE_DEADLINE_MS). Work still running at the deadline goes on in
+ * the background: a job it queues late is the one Slack's redelivery then finds.
+ */
+export async function messageReceived(
+  ctx: BotContext,
+  received: ReceivedMessage,
+  deadlineMs = QUEUE_DEADLINE_MS,
+): Promise<void> {
+  const taking = takeMessage(ctx, received);
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new NotQueuedError(received.eventId, `Redis did not answer within ${deadlineMs} ms`)),
+      deadlineMs,
+    );
+  });
+  try {
+    await Promise.race([taking, deadline]);
+  } catch (error) {
+    taking.catch((late: unknown) =>
+      ctx.logger.warn({ eventId: received.eventId, err: late }, 'message event failed after its deadline'),
+    );
+    if (received.retryNum === LAST_SLACK_RETRY) noteNotQueued(ctx, received);
+    throw error instanceof NotQueuedError
+      ? error
+      : new NotQueuedError(received.eventId, 'Redis failed', { cause: error });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Slack will not deliver this event again: the person who wrote it is the last one who can. */
+function noteNotQueued(ctx: BotContext, received: ReceivedMessage): void {
+  const inbound = classifyMessage(received.event, received.botUserId);
+  if (!inbound.take) return;
+  const fields = { eventId: received.eventId, channel: inbound.channelId };
+  ctx.logger.error(fields, "start job lost: Slack's last redelivery could not be queued either");
+  const to = {
+    channel: inbound.channelId,
+    user: inbound.userId,
+    threadTs: inbound.inThread ? inbound.threadTs : undefined,
+  };
+  ctx.background.run('not queued note', () => ctx.slack.ephemeral(to, NOT_QUEUED_TEXT), fields);
+}
+
+async function takeMessage(ctx: BotContext, received: ReceivedMessage): Promise<void> {
   const inbound = classifyMessage(received.event, received.botUserId);
   const fields = { eventId: received.eventId, channel: received.event.channel };
   if (!inbound.take) {
@@ -89,15 +164,17 @@ export async function messageReceived(ctx: BotContext, received: ReceivedMessage
   };
   try {
     await withRetries(() => ctx.starts.addStart(data), {
-      delaysMs: ctx.enqueueRetryDelaysMs,
+      delaysMs: QUEUE_RETRY_DELAYS_MS,
       // Invalid job data stays invalid: only Redis failures are worth another attempt.
       retryable: (err) => !(err instanceof ZodError),
       onRetry: (err, retry) =>
         ctx.logger.warn({ ...fields, err, retry }, 'could not queue the start job; retrying'),
     });
   } catch (err) {
-    ctx.logger.error({ ...fields, err }, 'start job lost: it could not be queued');
-    await ctx.slack.ephemeral(to, NOT_QUEUED_TEXT);
+    if (!(err instanceof ZodError)) throw err;
+    // A redelivery would be just as invalid: acked, logged, and the person told.
+    ctx.logger.error({ ...fields, err }, 'start job data invalid: not queued');
+    note('invalid job note', INVALID_JOB_TEXT);
     return;
   }
   ctx.logger.info({ ...fields, kind: inbound.kind, retryNum: received.retryNum }, 'start job queued');
@@ -193,6 +270,9 @@ async function noteIfAwaitingApproval(
       'Your message is queued and will be answered when that run finishes.',
   );
 }
+
+const INVALID_JOB_TEXT =
+  'Sorry, I could not take your message: it did not make a valid job (a fault on my side, logged for the operators).';
 
 const NOT_QUEUED_TEXT =
   'Sorry, I could not take your message just now (my job queue is unavailable). Please send it again in a few minutes.';

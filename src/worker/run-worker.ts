@@ -6,6 +6,7 @@ import { queuePrefix, RUNS_QUEUE } from '../queue/names.js';
 import { runIdForEvent, runIdOf } from '../store/ids.js';
 import { slackContextOf } from './advance.js';
 import { deliverEnd } from './deliver-end.js';
+import type { InFlightJobs } from './hand-back.js';
 import { runsProcessor } from './processor.js';
 import type { WorkerRuntime } from './runtime.js';
 
@@ -19,6 +20,8 @@ export interface RunWorkerOptions {
   lockDurationMs?: number;
   stalledIntervalMs?: number;
   prefix?: string;
+  /** Tracks the jobs being worked on, for a shutdown to hand back (hand-back.ts). */
+  inFlight?: InFlightJobs;
 }
 
 /** The run a job concerns, from its data, without trusting it further than its shape. */
@@ -58,7 +61,8 @@ async function endRunAfterFailure(rt: WorkerRuntime, job: Job, error: Error) {
 }
 
 export function createRunWorker(rt: WorkerRuntime, connection: Redis, options: RunWorkerOptions = {}) {
-  const worker = new Worker(RUNS_QUEUE, runsProcessor(rt), {
+  const processor = runsProcessor(rt);
+  const worker = new Worker(RUNS_QUEUE, options.inFlight?.track(processor) ?? processor, {
     connection,
     prefix: queuePrefix(options.prefix),
     concurrency: options.concurrency ?? 4,

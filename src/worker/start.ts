@@ -10,10 +10,19 @@ import { createRunsQueue, type RunsQueue } from '../queue/runs-queue.js';
 import type { Store } from '../store/store.js';
 import { createStore } from '../store/store.js';
 import { buildWorkerRuntime } from './build-runtime.js';
+import { inFlightJobs } from './hand-back.js';
 import { closeWorker, createRunWorker } from './run-worker.js';
 
-/** How long a stopping worker waits for its current steps before it exits anyway. */
+/**
+ * How long a stopping worker waits for its current steps; then it hands their jobs back to the queue and
+ * exits. Keep the orchestrator's grace period above SHUTDOWN_LIMIT_MS.
+ */
 const SHUTDOWN_GRACE_MS = 25_000;
+/**
+ * Longest shutdown of all before the process exits anyway: the grace period, then 3 s to hand jobs back
+ * and close connections.
+ */
+export const SHUTDOWN_LIMIT_MS = 28_000;
 
 /** Gauges read at scrape time from Redis: pending approvals and queue depth. */
 export function metricsFor(store: Store, queue: RunsQueue): Metrics {
@@ -70,7 +79,9 @@ export async function startWorker(options: StartWorkerOptions = {}) {
     })),
     metrics,
   };
+  const inFlight = inFlightJobs(logger);
   const worker = createRunWorker(rt, workerConnection, {
+    inFlight,
     concurrency: env.WORKER_CONCURRENCY,
     lockDurationMs: env.WORKER_LOCK_MS,
     stalledIntervalMs: Math.max(500, Math.floor(env.WORKER_LOCK_MS / 2)),
@@ -106,8 +117,13 @@ export async function startWorker(options: StartWorkerOptions = {}) {
     logger.info({ reason }, 'stopping: no new jobs, finishing current steps');
     stopping = true;
     const result = await closeWorker(worker, SHUTDOWN_GRACE_MS);
-    if (result === 'timed_out')
-      logger.warn({}, 'current steps did not finish in time; their jobs will be recovered');
+    if (result === 'timed_out') {
+      const jobs = await inFlight.handBack();
+      logger.warn(
+        { graceMs: SHUTDOWN_GRACE_MS, jobs },
+        'current steps did not finish in time; their jobs are handed back to the queue',
+      );
+    }
     probes?.close();
     await queue.close().catch(() => {});
     for (const c of [storeConnection, producer, workerConnection]) c.disconnect();
@@ -117,6 +133,10 @@ export async function startWorker(options: StartWorkerOptions = {}) {
     for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       // `on`, not `once`: a second signal while stopping must not fall back to the default (kill).
       process.on(signal, () => {
+        setTimeout(() => {
+          logger.error({ limitMs: SHUTDOWN_LIMIT_MS }, 'shutdown took too long; exiting');
+          process.exit(1);
+        }, SHUTDOWN_LIMIT_MS).unref();
         stop(signal).then(
           () => process.exit(0),
           (err: unknown) => {

@@ -247,6 +247,74 @@ describe('A click on a run that has ended', () => {
   });
 });
 
+describe('A click while Redis fails', () => {
+  const redisDown = () =>
+    new Error(
+      'Reached the max retries per request limit (which is 20). Refer to "maxRetriesPerRequest" option for details.',
+    );
+
+  it('Approve whose decision cannot be stored: the clicker is told it was not recorded, the card is untouched', async () => {
+    const decide = vi.spyOn(fx.store.approvals, 'decide').mockRejectedValue(redisDown());
+    await click(MANAGER, 'approve');
+    expect(decide).toHaveBeenCalledTimes(1);
+    decide.mockRestore();
+    await expectUnchanged();
+    const [note] = ephemeralsFor(MANAGER);
+    expect(note?.thread_ts).toBe(pending.threadTs);
+    expect(note?.text).toBe(
+      'Your decision was not recorded (the approval store is unavailable); nothing was changed. Please try again in a moment.',
+    );
+    // Once Redis answers again, the same click goes through.
+    await click(MANAGER, 'approve');
+    expect(await status()).toBe('approved');
+    expect(JSON.stringify(cardUpdates()[0]?.args.blocks)).toContain(`*Approved* by <@${MANAGER}>`);
+  });
+
+  it('Approve whose checks cannot read the approval: told the same, nothing changes', async () => {
+    vi.spyOn(fx.store.approvals, 'get').mockRejectedValueOnce(redisDown());
+    await click(MANAGER, 'approve');
+    await expectUnchanged();
+    expect(ephemeralsFor(MANAGER).map((e) => e.text)).toEqual([
+      expect.stringContaining('Your decision was not recorded'),
+    ]);
+  });
+
+  it('a reject reason submitted while the decision cannot be stored: the modal says it was not recorded', async () => {
+    await fx.click({
+      user: MANAGER,
+      channel: CHANNEL,
+      messageTs: pending.cardTs,
+      threadTs: pending.threadTs,
+      action: { actionId: ACTION_IDS.reject, value: pending.approvalId },
+      triggerId: 'trigger-reject-down',
+    });
+    await fx.bot.idle();
+    const open = await fx.fake.waitForCall('views.open');
+    const view = open.args.view as { private_metadata: string };
+    vi.spyOn(fx.store.approvals, 'decide').mockRejectedValue(redisDown());
+    const res = await fx.post(
+      interactivityBody(
+        viewSubmissionPayload(fx.id, {
+          user: MANAGER,
+          callbackId: CALLBACK_IDS.rejectReason,
+          privateMetadata: view.private_metadata,
+          values: {
+            [REJECT_REASON_INPUT.blockId]: {
+              [REJECT_REASON_INPUT.actionId]: { type: 'plain_text_input', value: 'not now' },
+            },
+          },
+        }),
+      ),
+    );
+    expect(res.status).toBe(200);
+    const body = await res.text();
+    expect(body).toContain('"response_action":"update"');
+    expect(body).toContain('Your decision was not recorded');
+    await fx.bot.idle();
+    await expectUnchanged();
+  });
+});
+
 describe('Reject', () => {
   const submit = (user: string, privateMetadata: string, reason: string | null) =>
     fx.post(

@@ -59,8 +59,10 @@ tools:
 export interface BotFixtureOptions {
   policyYaml?: string;
   fake?: FakeSlackOptions;
-  /** Default 20, 40, 80 and 160 ms: a queue failure is given up on within about 300 ms. */
+  /** Resume jobs: default 20, 40, 80 and 160 ms, so a queue failure is given up on within about 300 ms. */
   enqueueRetryDelaysMs?: number[];
+  /** How long a question may wait for its start job to be queued (default the bot's own, 2.5 s). */
+  queueDeadlineMs?: number;
   /** Socket Mode (SLACK_APP_TOKEN set) against a fake Socket Mode endpoint instead of HTTP. */
   socketMode?: boolean;
 }
@@ -88,8 +90,8 @@ export interface BotFixture {
   prefix: string;
   post(body: SlackRequestBody, opts?: Omit<PostSignedOptions, 'body' | 'contentType'>): Promise<Response>;
   /**
-   * Signs and posts an event envelope, then waits until the bot's work on it is done (the event is acked
-   * before it is handled); returns the response and the envelope's event id.
+   * Signs and posts an event envelope, then waits until the bot's background work on it is done (notes
+   * to the person); returns the response and the envelope's event id.
    */
   sendEvent(
     event: SlackEvent,
@@ -147,6 +149,7 @@ export async function startBotFixture(options: BotFixtureOptions = {}): Promise<
     queue,
     logger: createLogger({ level: 'silent' }),
     enqueueRetryDelaysMs: options.enqueueRetryDelaysMs ?? [20, 40, 80, 160],
+    ...(options.queueDeadlineMs === undefined ? {} : { queueDeadlineMs: options.queueDeadlineMs }),
   });
   const { port } = await bot.start(0);
   await socket?.connected();

@@ -256,7 +256,7 @@ describe('follow-ups in threads where loopgate works', () => {
     expect((await fx.store.approvals.get(pending.approvalId))?.status).toBe('pending');
   });
 
-  it('while Redis refuses the job, queueing is retried after the ack until it goes through', async () => {
+  it('while Redis refuses the job for a moment, queueing is retried before the ack, and the 200 means queued', async () => {
     const addBulk = vi
       .spyOn(fx.queue, 'addBulk')
       .mockRejectedValueOnce(new Error('Connection is closed.'))
@@ -268,16 +268,62 @@ describe('follow-ups in threads where loopgate works', () => {
     expect(fx.fake.ephemerals()).toHaveLength(0);
   });
 
-  it('a question that cannot be queued at all is not lost silently: the person is asked to send it again', async () => {
+  it('a question that cannot be queued is not acked (500, for Slack to deliver it again); the redelivery is taken once', async () => {
     const addBulk = vi.spyOn(fx.queue, 'addBulk').mockRejectedValue(new Error('Connection is closed.'));
-    const { res } = await fx.mention({ channel: CHANNEL, user: REQUESTER });
-    expect(res.status).toBe(200);
-    // The first attempt and one per retry delay of the fixture (4).
+    const event = appMentionEvent(fx.id, {
+      channel: CHANNEL,
+      user: REQUESTER,
+      text: `<@${fx.fake.botUserId}> is payments healthy?`,
+    });
+    const started = performance.now();
+    const first = await fx.sendEvent(event);
+    // Answered within Slack's 3 s, as an error: Slack delivers the event again.
+    expect(first.res.status).toBe(500);
+    expect(performance.now() - started).toBeLessThan(3_000);
+    // The first attempt and one per retry delay (4).
     expect(addBulk).toHaveBeenCalledTimes(5);
+    expect(await fx.jobs()).toHaveLength(0);
+    // Slack will deliver again: the person is not asked to repeat themselves.
+    expect(fx.fake.ephemerals(CHANNEL)).toHaveLength(0);
+
     addBulk.mockRestore();
+    const again = await fx.sendEvent(event, { eventId: first.eventId, retryNum: 1 });
+    expect(again.res.status).toBe(200);
+    const twice = await fx.sendEvent(event, { eventId: first.eventId, retryNum: 2 });
+    expect(twice.res.status).toBe(200);
+    expect((await startJobs()).map((j) => j.id)).toEqual([startJobId(first.eventId)]);
+  });
+
+  it("only when Slack's last redelivery cannot be queued either is the person asked to send it again", async () => {
+    vi.spyOn(fx.queue, 'addBulk').mockRejectedValue(new Error('Connection is closed.'));
+    const event = appMentionEvent(fx.id, {
+      channel: CHANNEL,
+      user: REQUESTER,
+      text: `<@${fx.fake.botUserId}> is payments healthy?`,
+    });
+    const first = await fx.sendEvent(event);
+    const second = await fx.sendEvent(event, { eventId: first.eventId, retryNum: 2 });
+    expect(fx.fake.ephemerals(CHANNEL)).toHaveLength(0);
+    const last = await fx.sendEvent(event, { eventId: first.eventId, retryNum: 3 });
+    expect([first.res.status, second.res.status, last.res.status]).toEqual([500, 500, 500]);
     const [note] = fx.fake.ephemerals(CHANNEL);
     expect(note).toMatchObject({ user: REQUESTER });
     expect(note?.text).toContain('could not take your message');
+    expect(await fx.jobs()).toHaveLength(0);
+  });
+
+  it('a store that does not answer (Redis gone, commands buffered) is answered 500 at the deadline, not after Slack gave up', async () => {
+    await fx.cleanup();
+    fx = await startBotFixture({ queueDeadlineMs: 300 });
+    const thread = await fx.threadWithHistory();
+    // A thread reply needs the thread's memory; the store's reads hang as they do while Redis reconnects.
+    vi.spyOn(fx.store.threads, 'activeRun').mockReturnValue(new Promise(() => {}));
+    const started = performance.now();
+    const { res } = await fx.sendEvent(
+      threadReplyEvent(fx.id, { channel: CHANNEL, user: 'U0BOB', text: 'and search?', threadTs: thread }),
+    );
+    expect(res.status).toBe(500);
+    expect(performance.now() - started).toBeLessThan(2_000);
     expect(await fx.jobs()).toHaveLength(0);
   });
 });

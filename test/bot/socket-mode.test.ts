@@ -4,8 +4,8 @@
  * acknowledges each envelope, exactly as over HTTP: one run per event, decisions checked and recorded,
  * commands answered in their acknowledgement.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { resumeJobId } from '../../src/queue/index.js';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { resumeJobId, startJobId } from '../../src/queue/index.js';
 import { ACTION_IDS } from '../../src/slack/ids.js';
 import { runIdForEvent } from '../../src/store/index.js';
 import {
@@ -58,6 +58,31 @@ describe('Socket Mode', () => {
     expect(starts.map((j) => j.data.eventId)).toEqual([envelope.event_id]);
     expect(starts[0]?.data).toMatchObject({ channelId: CHANNEL, userId: REQUESTER, threadTs: question.ts });
     expect(runIdForEvent(envelope.event_id)).toMatch(/^r-/);
+  });
+
+  it('acknowledges the envelope only once the start job is in Redis, and not at all when it cannot be queued', async () => {
+    const mention = (text: string) => {
+      const question = fx.fake.userMessage({ channel: CHANNEL, user: REQUESTER, text });
+      return eventEnvelope(
+        fx.id,
+        appMentionEvent(fx.id, {
+          channel: CHANNEL,
+          user: REQUESTER,
+          text: `<@${fx.fake.botUserId}> ${text}`,
+          ts: question.ts,
+        }),
+      );
+    };
+    const queued = mention('is search healthy?');
+    await socket().send('events_api', queued);
+    // No waiting for background work: the ack itself means the job is there.
+    expect((await fx.jobs()).map((j) => j.id)).toEqual([startJobId(queued.event_id)]);
+
+    const addBulk = vi.spyOn(fx.queue, 'addBulk').mockRejectedValue(new Error('Connection is closed.'));
+    const lost = mention('is payments healthy?');
+    await expect(socket().send('events_api', lost, 4_000)).rejects.toThrow('no ack');
+    expect(addBulk).toHaveBeenCalled();
+    expect((await fx.jobs()).map((j) => j.id)).toEqual([startJobId(queued.event_id)]);
   });
 
   it('takes a decision from a click, with the same checks as over HTTP', async () => {

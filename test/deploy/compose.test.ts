@@ -181,7 +181,7 @@ describe('docker-compose.yml', () => {
 
   it('waits longer on stop than each process takes to shut down gracefully', () => {
     expect(seconds(svc('worker').stop_grace_period) * 1000).toBeGreaterThan(
-      sourceConstantMs('src/worker/start.ts', 'SHUTDOWN_GRACE_MS'),
+      sourceConstantMs('src/worker/start.ts', 'SHUTDOWN_LIMIT_MS'),
     );
     expect(seconds(svc('bot').stop_grace_period) * 1000).toBeGreaterThan(
       sourceConstantMs('src/bot/start.ts', 'BOT_SHUTDOWN_LIMIT_MS'),
@@ -226,10 +226,10 @@ describe('Dockerfile', () => {
   const { stages } = dockerStages(readRepoFile('Dockerfile'));
   const runtime = stages.at(-1);
 
-  it('builds every stage from Node 20 slim (Debian bookworm), the runtime stage last', () => {
+  it('builds every stage from Node 24 LTS slim (Debian bookworm), the runtime stage last', () => {
     expect(stages.length).toBeGreaterThanOrEqual(2);
     for (const stage of stages.filter((s) => !stages.some((t) => t.name === s.from))) {
-      expect(stage.from).toMatch(/^node:20(\.\d+)*-bookworm-slim$/);
+      expect(stage.from).toMatch(/^node:24(\.\d+)*-bookworm-slim$/);
     }
     expect(runtime?.name).toBe('runtime');
   });

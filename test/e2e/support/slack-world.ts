@@ -76,6 +76,8 @@ export interface SlackWorldOptions {
   mode: 'split' | 'single';
   /** Worker processes in split mode; default 1. */
   workers?: number;
+  /** Redis for every process and the world's own connections; default REDIS_URL (the shared one). */
+  redisUrl?: string;
 }
 
 /** A question as the bot received it. */
@@ -106,6 +108,8 @@ export interface SlackWorld {
   /** /metrics of each worker process (split mode). */
   workerMetricsUrls: string[];
   processes: LoopgateProcess[];
+  /** Starts another `npm run bot` (split mode) like the first one, on the same PORT (after it is gone). */
+  startBot(): LoopgateProcess;
   /** A URL `http_get` may fetch; answers 200 with a JSON status. */
   statusUrl(name: string): string;
   /**
@@ -188,13 +192,17 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
   const bare = `lg${randomBytes(5).toString('hex')}`;
   const prefix = `{${bare}}`;
   const connections: Redis[] = [];
+  const redisUrl = options.redisUrl ?? REDIS_URL;
   const connect = (role: 'store' | 'producer') => {
-    const c = createRedisConnection(REDIS_URL, role, { connectionName: `lge2e-${bare}` });
+    const c = createRedisConnection(redisUrl, role, { connectionName: `lge2e-${bare}` });
+    // A test that stops Redis on purpose sees these fail; its assertions are on the processes.
+    c.on('error', () => {});
     connections.push(c);
     return c;
   };
   const store = createStore(connect('store'), { prefix });
   const queue = createRunsQueue(connect('producer'), prefix);
+  queue.on('error', () => {});
   const config = tempDir();
   const processes: LoopgateProcess[] = [];
   let openai: FakeOpenAI | undefined;
@@ -239,7 +247,7 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
     const model = routeModel(openai);
     const configPath = config.write('loopgate.yaml', policyYaml(fixture.url));
     const common = {
-      REDIS_URL,
+      REDIS_URL: redisUrl,
       LOOPGATE_PREFIX: prefix,
       SLACK_BOT_TOKEN: SLACK_TOKEN,
       SLACK_API_URL: slack.apiUrl,
@@ -250,6 +258,7 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
     const botPort = await freePort();
     const botProbesPort = await freePort();
     const botSide = { SLACK_SIGNING_SECRET: TEST_SIGNING_SECRET, BOT_METRICS_PORT: String(botProbesPort) };
+    const botEnv = { ...common, ...botSide, PORT: String(botPort) };
     const workerSide = { OPENAI_API_KEY: 'sk-e2e', OPENAI_BASE_URL: openai.url };
     const workerMetricsUrls: string[] = [];
     if (options.mode === 'single') {
@@ -257,7 +266,7 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
         spawnLoopgate('single', { ...common, ...botSide, ...workerSide, PORT: String(botPort) }, config.dir),
       );
     } else {
-      processes.push(spawnLoopgate('bot', { ...common, ...botSide, PORT: String(botPort) }, config.dir));
+      processes.push(spawnLoopgate('bot', botEnv, config.dir));
       for (let i = 0; i < (options.workers ?? 1); i++) {
         const metricsPort = await freePort();
         workerMetricsUrls.push(`http://127.0.0.1:${metricsPort}/metrics`);
@@ -393,6 +402,11 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
       botMetricsUrl: `${botProbesUrl}/metrics`,
       workerMetricsUrls,
       processes,
+      startBot() {
+        const bot = spawnLoopgate('bot', botEnv, config.dir);
+        processes.push(bot);
+        return bot;
+      },
       statusUrl: (name) => `${fakeFixture.url}/status/${name}`,
       deployUrl: (name) => `${fakeFixture.url}/deploy/${name}`,
       hits: (url) => {

@@ -28,6 +28,8 @@ export interface WorldOptions {
   script: FakeStep[];
   /** How long the slow endpoint holds each response. */
   holdMs: number;
+  /** Redis for the workers and the world's own connections; default REDIS_URL (the shared one). */
+  redisUrl?: string;
 }
 
 export interface World {
@@ -47,7 +49,7 @@ export interface World {
   env: Record<string, string>;
   startWorker(env?: Record<string, string>): LoopgateProcess;
   /** Posts the question in the fake Slack and enqueues its start job, as the bot would. */
-  ask(text: string): Promise<{ runId: string; threadTs: string }>;
+  ask(text: string): Promise<{ runId: string; threadTs: string; eventId: string }>;
   loadRun(runId: string): Promise<LoadedRun | null>;
   waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs: number): Promise<T>;
   close(): Promise<void>;
@@ -57,13 +59,17 @@ export async function startWorld(options: WorldOptions): Promise<World> {
   const bare = `lg${randomBytes(5).toString('hex')}`;
   const prefix = `{${bare}}`;
   const connections: Redis[] = [];
+  const redisUrl = options.redisUrl ?? REDIS_URL;
   const connect = () => {
-    const c = createRedisConnection(REDIS_URL, 'worker', { connectionName: `lge2e-${bare}` });
+    const c = createRedisConnection(redisUrl, 'worker', { connectionName: `lge2e-${bare}` });
+    // A test that stops Redis on purpose sees these fail; its assertions are on the processes.
+    c.on('error', () => {});
     connections.push(c);
     return c;
   };
   const store = createStore(connect(), { prefix });
   const queue = createRunsQueue(connect(), prefix);
+  queue.on('error', () => {});
   const config = tempDir();
   const openai = await startFakeOpenAI(options.script);
   const slack = await startFakeSlack({ token: SLACK_TOKEN });
@@ -76,7 +82,7 @@ export async function startWorld(options: WorldOptions): Promise<World> {
   });
   const configPath = config.write('loopgate.yaml', httpGetPolicy(`${slow.url}/`));
   const env = {
-    REDIS_URL,
+    REDIS_URL: redisUrl,
     LOOPGATE_PREFIX: prefix,
     SLACK_BOT_TOKEN: SLACK_TOKEN,
     SLACK_API_URL: slack.apiUrl,
@@ -117,7 +123,7 @@ export async function startWorld(options: WorldOptions): Promise<World> {
         receivedAt: Date.now(),
       };
       await addRunJob(queue, { name: 'start', data });
-      return { runId: runIdForEvent(data.eventId), threadTs: question.ts };
+      return { runId: runIdForEvent(data.eventId), threadTs: question.ts, eventId: data.eventId };
     },
     loadRun: (runId) => store.runs.loadRun(runId),
     async waitFor(what, probe, timeoutMs) {
