@@ -67,6 +67,8 @@ export class ServerConnection {
   private attempt = 0;
   private retryTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** The transport's last error (e.g. a reply over maxReplyBytes), named when a call loses its connection. */
+  private transportError: string | undefined;
 
   constructor(private readonly options: ConnectionOptions) {}
 
@@ -108,9 +110,10 @@ export class ServerConnection {
         return send(await this.reconnectNow(client));
       }
       if (connectionClosed(err)) {
+        const why = this.transportError ? ` (${this.transportError})` : '';
         throw new ToolError(
           'mcp_server_lost',
-          `the MCP server ${this.name} exited or dropped the connection during the call; whether it took effect is unknown`,
+          `the MCP server ${this.name} exited or dropped the connection during the call${why}; whether it took effect is unknown`,
         );
       }
       throw err;
@@ -197,9 +200,14 @@ export class ServerConnection {
       throw new Error('closed');
     }
     client.onclose = () => this.lost(client);
+    // The first error is the cause; what follows a dropped buffer is noise (half a message parsed).
+    client.onerror = (err: Error) => {
+      this.transportError ??= err.message.slice(0, 300);
+    };
     this.client = client;
     this.state = 'connected';
     this.error = undefined;
+    this.transportError = undefined;
     this.attempt = 0;
     logger.info({ server: this.name, tools: this.toolCount }, 'MCP server connected');
     return client;
@@ -262,6 +270,7 @@ export class ServerConnection {
       ),
       ...(settings.cwd ? { cwd: settings.cwd } : {}),
       stderr: 'pipe',
+      maxBufferSize: settings.maxReplyBytes,
     });
     transport.stderr?.on('data', (chunk: Buffer) => {
       this.options.logger.debug(

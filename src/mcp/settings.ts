@@ -48,6 +48,13 @@ const serverSettings = z
     deny: toolNameList.default([]),
     /** false: every tool of the server is a write whatever its annotations say (unless overridden). */
     trustAnnotations: z.boolean({ error: 'expected true or false' }).default(true),
+    /** stdio: the largest message read from the server; a bigger reply drops the connection. */
+    maxReplyBytes: z
+      .number({ error: 'expected a number of bytes' })
+      .int({ error: 'expected a whole number of bytes' })
+      .min(65_536, { error: 'expected at least 65536 bytes' })
+      .max(268_435_456, { error: 'expected at most 268435456 bytes' })
+      .default(33_554_432),
     /** Per-call timeout of the server's tools. */
     timeoutSeconds: seconds(3600).default(30),
     tools: z.record(z.string().min(1), toolOverride).default({}),
