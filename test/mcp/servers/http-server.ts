@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer, type RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
 
@@ -21,11 +21,17 @@ export interface HttpMcpServer {
   forgetSessions(): void;
   /** Adds `extra` (read-only) to every open session's server: each announces a changed list. */
   addTool(name: string): void;
+  /** Changes `lookup`'s annotations in every open session (a new definition), announced likewise. */
+  redefineLookup(): void;
   close(): Promise<void>;
 }
 
 export async function startHttpMcpServer(): Promise<HttpMcpServer> {
-  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: McpServer }>();
+  const sessions = new Map<
+    string,
+    { transport: StreamableHTTPServerTransport; server: McpServer; lookup: RegisteredTool }
+  >();
+  let lookupAnnotations: Record<string, boolean> = { readOnlyHint: true };
   const extraTools: string[] = [];
   const calls: string[] = [];
   const initHeaders: HttpMcpServer['initHeaders'] = [];
@@ -43,13 +49,13 @@ export async function startHttpMcpServer(): Promise<HttpMcpServer> {
       { name: 'http-test', version: '1.0.0' },
       { capabilities: { tools: { listChanged: true } } },
     );
-    server.registerTool(
+    const lookup = server.registerTool(
       'lookup',
       {
         description: 'Looks a key up.',
         inputSchema: { key: z.string() },
         outputSchema: { key: z.string(), value: z.number() },
-        annotations: { readOnlyHint: true },
+        annotations: lookupAnnotations,
       },
       async ({ key }) => {
         calls.push(key);
@@ -61,7 +67,7 @@ export async function startHttpMcpServer(): Promise<HttpMcpServer> {
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        sessions.set(id, { transport, server });
+        sessions.set(id, { transport, server, lookup });
       },
     });
     opened += 1;
@@ -108,6 +114,10 @@ export async function startHttpMcpServer(): Promise<HttpMcpServer> {
     forgetSessions() {
       for (const { transport } of sessions.values()) transport.close().catch(() => {});
       sessions.clear();
+    },
+    redefineLookup() {
+      lookupAnnotations = { readOnlyHint: true, idempotentHint: true };
+      for (const { lookup } of sessions.values()) lookup.update({ annotations: lookupAnnotations });
     },
     addTool(name) {
       extraTools.push(name);
