@@ -71,7 +71,7 @@ describe('server-postgres over stdio, on the local PostgreSQL', { timeout: 30_00
       /read-only transaction/,
     );
     const { rows } = await admin.query(`select count(*)::int as n from ${schema}.incidents`);
-    expect(rows[0].n).toBe(4);
+    expect(rows[0]?.n).toBe(4);
   });
 
   it('without the override its unannotated query tool is a write: the run pauses for approval', async () => {
