@@ -13,7 +13,7 @@ import { bin, type Started, startSource } from './support.js';
 
 const DB = 'postgresql://postgres@127.0.0.1:5432/test';
 const schema = `lg_mcp_${randomBytes(4).toString('hex')}`;
-let admin: pg.Client;
+let admin: InstanceType<typeof pg.Client>;
 let readOnly: Started;
 let unannotated: Started;
 
