@@ -8,11 +8,12 @@ import { type McpSettings, mcpSettings } from '../../src/mcp/settings.js';
 const root = resolve(import.meta.dirname, '../..');
 export const bin = (name: string) => resolve(root, 'node_modules/.bin', name);
 /** The command of test/mcp/servers/misbehaving-server.ts with its modes. */
-export const misbehaving = (modes: string, file = '') => [
+export const misbehaving = (modes: string, file = '', holdMs?: number) => [
   bin('tsx'),
   resolve(root, 'test/mcp/servers/misbehaving-server.ts'),
   modes,
-  ...(file ? [file] : []),
+  ...(file || holdMs !== undefined ? [file || '-'] : []),
+  ...(holdMs !== undefined ? [String(holdMs)] : []),
 ];
 
 export interface LogLine {

@@ -76,6 +76,8 @@ export interface SlackWorldOptions {
   mode: 'split' | 'single';
   /** Worker processes in split mode; default 1. */
   workers?: number;
+  /** YAML lines appended to the policy file (e.g. an `mcp:` section). */
+  policyExtra?: readonly string[];
 }
 
 /** A question as the bot received it. */
@@ -146,7 +148,7 @@ export interface SlackWorld {
   close(): Promise<void>;
 }
 
-function policyYaml(fixtureUrl: string): string {
+function policyYaml(fixtureUrl: string, extra: readonly string[] = []): string {
   return [
     'approvals:',
     `  approvers: [${PEOPLE.manager}]`,
@@ -163,6 +165,7 @@ function policyYaml(fixtureUrl: string): string {
     `      - prefix: ${JSON.stringify(`${fixtureUrl}/deploy/`)}`,
     '        allowPrivate: true',
     `    approvers: [${PEOPLE.manager}, ${PEOPLE.sreGroup}]`,
+    ...extra,
     '',
   ].join('\n');
 }
@@ -237,7 +240,7 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
       }
     });
     const model = routeModel(openai);
-    const configPath = config.write('loopgate.yaml', policyYaml(fixture.url));
+    const configPath = config.write('loopgate.yaml', policyYaml(fixture.url, options.policyExtra));
     const common = {
       REDIS_URL,
       LOOPGATE_PREFIX: prefix,

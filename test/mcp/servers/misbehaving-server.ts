@@ -7,7 +7,8 @@
  *   huge        `huge` answers 10 MB of text
  *   bad-schema  `broken`, whose input schema is not valid JSON Schema
  *   collide     `current_time`, the name of a built-in tool
- *   slow-write  `append_line` (no annotations: a write) appends a line to `file` after HOLD_MS (env)
+ *   slow-write  `append_line` (no annotations: a write) notes `started:<line>` in `<file>.started`, then
+ *               appends the line to `file` after `holdMs`
  */
 import { appendFileSync } from 'node:fs';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -16,7 +17,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprot
 
 const modes = new Set((process.argv[2] ?? '').split(','));
 const file = process.argv[3] ?? '';
-const holdMs = Number(process.env.HOLD_MS ?? '0');
+const holdMs = Number(process.argv[4] ?? '0');
 
 const object = (properties: Record<string, unknown>, required: string[] = []) => ({
   type: 'object',
@@ -103,6 +104,7 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     case 'huge':
       return { content: [{ type: 'text', text: 'x'.repeat(10 * 1024 * 1024) }] };
     case 'append_line':
+      appendFileSync(`${file}.started`, `started:${String(args.line)}\n`);
       await new Promise((r) => setTimeout(r, holdMs));
       appendFileSync(file, `${String(args.line)}\n`);
       return { content: [{ type: 'text', text: `appended to ${file}` }] };
