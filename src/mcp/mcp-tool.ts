@@ -6,7 +6,7 @@
  */
 import type { AnyTool, ToolContext, ToolEffect } from '../loop/types.js';
 import { ToolError } from '../tools/errors.js';
-import { inlineCode } from '../tools/preview-format.js';
+import { clip, inlineCode } from '../tools/preview-format.js';
 import type { CallDefinitions } from './call-definitions.js';
 import type { ListedTool } from './connection.js';
 import type { EffectDecision } from './effect.js';
@@ -18,11 +18,16 @@ export const MAX_DESCRIPTION_CHARS = 1_000;
 /** Control, zero-width and bidi characters become spaces: a description cannot hide text. */
 const HIDDEN = /[\p{Cc}\u200B-\u200F\u202A-\u202E\u2028\u2029\u2060-\u2064\uFEFF]/gu;
 
-export function describeTool(server: string, description: string | undefined): string {
+/** The server's description without hidden characters, capped; `(no description)` when empty. */
+function describedAs(description: string | undefined): string {
   const plain = (description ?? '').replace(HIDDEN, ' ').trim();
   const capped =
     plain.length <= MAX_DESCRIPTION_CHARS ? plain : `${plain.slice(0, MAX_DESCRIPTION_CHARS - 1)}…`;
-  return `[tool of the MCP server ${server}; its description is the server's text] ${capped || '(no description)'}`;
+  return capped || '(no description)';
+}
+
+export function describeTool(server: string, description: string | undefined): string {
+  return `[tool of the MCP server ${server}; its description is the server's text] ${describedAs(description)}`;
 }
 
 export interface McpToolParts {
@@ -53,6 +58,7 @@ function previewText(p: McpToolParts, effect: ToolEffect): string {
     `**Effect** ${effect} (${p.decision.source}: ${p.decision.why})`,
     `**Annotations (the server's hints)** ${annotationsText(p.listed.annotations)}`,
     `**Definition** ${inlineCode(p.hash.slice(0, 16))}: the call runs only if the server still defines the tool this way`,
+    `**The server's description (untrusted; it decides nothing)** ${clip(describedAs(p.listed.description), 300)}`,
   ].join('\n');
 }
 

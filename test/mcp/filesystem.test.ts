@@ -60,6 +60,7 @@ describe('server-filesystem over stdio', { timeout: 30_000 }, () => {
     expect(gated?.preview).toContain('**MCP server** `fs` · **tool** `write_file`');
     expect(gated?.preview).toContain('readOnlyHint: false');
     expect(gated?.preview).toContain('annotation: readOnlyHint: false');
+    expect(gated?.preview).toContain("**The server's description (untrusted; it decides nothing)** Create a new file");
 
     const done = await decideAndContinue(
       paused.state,
