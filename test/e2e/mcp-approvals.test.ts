@@ -12,9 +12,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACTION_IDS } from '../../src/slack/ids.js';
 import { bin, misbehaving } from '../mcp/support.js';
+import { spawnLoopgate } from './support/loopgate-process.js';
 import { callThenAnswer, succeeded } from './support/model-brains.js';
 import { buttonsOf, cardsIn, wordsOf } from './support/slack-view.js';
 import { PEOPLE, type SlackWorld, startSlackWorld } from './support/slack-world.js';
+import { tempDir } from './support/temp-config.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'lg-e2e-mcp-'));
 const appended = join(dir, 'appended.txt');
@@ -60,6 +62,41 @@ async function askFor(tag: string, tool: string, args: unknown) {
   const channel = w.newChannel();
   return w.ask(channel, PEOPLE.requester, w.model.tagged(tag, `please use ${tool}`));
 }
+
+describe('a worker whose MCP server takes a built-in tool’s name', () => {
+  it('exits 1 at start-up naming the server and the tool', async () => {
+    const config = tempDir();
+    try {
+      const servers = { clash: { command: misbehaving('collide'), approvers: [PEOPLE.manager] } };
+      const path = config.write(
+        'clash.yaml',
+        `tools: { current_time: {} }\nmcp: ${JSON.stringify({ servers })}\n`,
+      );
+      const worker = spawnLoopgate(
+        'worker',
+        {
+          REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+          LOOPGATE_PREFIX: '{lgmcpclash}',
+          SLACK_BOT_TOKEN: 'xoxb-test',
+          SLACK_API_URL: 'http://127.0.0.1:9/api/',
+          OPENAI_API_KEY: 'sk-test',
+          OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
+          LOOPGATE_CONFIG: path,
+          METRICS_PORT: '0',
+        },
+        config.dir,
+      );
+      const exit = await worker.exit;
+      expect(exit.code).toBe(1);
+      expect(worker.stderr()).toContain(
+        `invalid configuration in ${path}:\n  mcp.servers.clash: its tool current_time takes the name of the tool current_time`,
+      );
+      expect(worker.logs().map((l) => l.msg)).not.toContain('worker started');
+    } finally {
+      config.remove();
+    }
+  }, 30_000);
+});
 
 describe('MCP tools through the real bot and workers', { timeout: 90_000 }, () => {
   it('a read tool runs at once: no card, the answer quotes the file', async () => {

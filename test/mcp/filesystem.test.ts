@@ -60,7 +60,9 @@ describe('server-filesystem over stdio', { timeout: 30_000 }, () => {
     expect(gated?.preview).toContain('**MCP server** `fs` · **tool** `write_file`');
     expect(gated?.preview).toContain('readOnlyHint: false');
     expect(gated?.preview).toContain('annotation: readOnlyHint: false');
-    expect(gated?.preview).toContain("**The server's description (untrusted; it decides nothing)** Create a new file");
+    expect(gated?.preview).toContain(
+      "**The server's description (untrusted; it decides nothing)** Create a new file",
+    );
 
     const done = await decideAndContinue(
       paused.state,
@@ -113,6 +115,31 @@ describe('server-filesystem over stdio', { timeout: 30_000 }, () => {
       error: { code: 'invalid_arguments', message: expect.stringContaining('content: must be string') },
     });
     expect(existsSync(target)).toBe(false);
+  });
+
+  it('allow and deny pick the tools offered; idempotent comes only from the policy', async () => {
+    const picked = await startSource({
+      fs: {
+        command: [bin('mcp-server-filesystem'), dir],
+        allow: ['read_text_file', 'write_file', 'edit_file'],
+        deny: ['edit_file'],
+        tools: { write_file: { idempotent: true } },
+      },
+    });
+    try {
+      expect([...picked.source.tools().keys()].sort()).toEqual(['fs__read_text_file', 'fs__write_file']);
+      const refused = Object.fromEntries(picked.source.rows().map((r) => [r.tool, r.refused]));
+      expect(refused.edit_file).toBe('in mcp.servers.fs.deny');
+      expect(refused.list_directory).toBe('not in mcp.servers.fs.allow');
+      expect(picked.source.tools().get('fs__write_file')?.idempotent).toBe(true);
+      // The server's idempotentHint alone never makes a tool safe to run again after a crash.
+      expect(fs.source.tools().get('fs__write_file')?.idempotent).toBe(false);
+      expect(fs.source.rows().find((r) => r.tool === 'write_file')?.annotations).toMatchObject({
+        idempotentHint: true,
+      });
+    } finally {
+      await picked.source.close();
+    }
   });
 
   it('the model is sent the server’s own input schema and a capped, labelled description', () => {

@@ -5,6 +5,7 @@
  * after a call was shown for approval (the approved call is refused, not run under the new definition).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../demo/lib/free-port.js';
 import type { ToolContext } from '../../src/loop/types.js';
 import { silentLogger } from '../support/engine.js';
 import { type HttpMcpServer, startHttpMcpServer } from './servers/http-server.js';
@@ -97,6 +98,24 @@ describe('a Streamable HTTP MCP server', { timeout: 30_000 }, () => {
     await waitFor('web__extra', () => started.source.tools().has('web__extra'));
     expect(changes).toBeGreaterThan(seen);
     expect(await started.source.tools().get('web__extra')?.execute({}, ctx('c3'))).toBe('extra ran');
+  });
+
+  it('a server down at start-up is retried with backoff and serves once it is up', async () => {
+    const port = await freePort();
+    const late = await startSource({ late: { url: `http://127.0.0.1:${port}/mcp`, effect: 'read' } });
+    try {
+      expect(late.source.report().late?.state).toBe('failed');
+      expect(late.source.tools().size).toBe(0);
+      const up = await startHttpMcpServer(port);
+      try {
+        await waitFor('the late server', () => late.source.tools().has('late__lookup'));
+        expect(late.source.report().late?.state).toBe('connected');
+      } finally {
+        await up.close();
+      }
+    } finally {
+      await late.source.close();
+    }
   });
 
   it('a tool redefined after its card was shown: the approved call is refused, a new one runs', async () => {

@@ -26,7 +26,8 @@ export interface HttpMcpServer {
   close(): Promise<void>;
 }
 
-export async function startHttpMcpServer(): Promise<HttpMcpServer> {
+/** Listens on `port` (default any free one). */
+export async function startHttpMcpServer(port = 0): Promise<HttpMcpServer> {
   const sessions = new Map<
     string,
     { transport: StreamableHTTPServerTransport; server: McpServer; lookup: RegisteredTool }
@@ -104,10 +105,10 @@ export async function startHttpMcpServer(): Promise<HttpMcpServer> {
       res.end(err.message);
     });
   });
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  const { port } = http.address() as AddressInfo;
+  await new Promise<void>((resolve) => http.listen(port, '127.0.0.1', resolve));
+  const bound = (http.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: `http://127.0.0.1:${bound}/mcp`,
     sessionsOpened: () => opened,
     calls,
     initHeaders,
