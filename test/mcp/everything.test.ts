@@ -91,6 +91,29 @@ describe('server-everything over stdio', { timeout: 30_000 }, () => {
     });
   });
 
+  it('a stdio server gets a minimal environment and its envFromEnv variables, never the worker’s', async () => {
+    const withEnv = await startSource(
+      {
+        envd: {
+          command: [bin('mcp-server-everything'), 'stdio'],
+          envFromEnv: { SERVER_TOKEN: 'LG_TEST_TOKEN' },
+        },
+      },
+      { env: { LG_TEST_TOKEN: 'token-for-the-server' } },
+    );
+    try {
+      const tool = withEnv.source.tools().get('envd__get-env');
+      const ctx = { ...callCtx, signal: new AbortController().signal, idempotencyKey: 'k' };
+      const env = JSON.parse(String(await tool?.execute({}, ctx))) as Record<string, string>;
+      expect(env.SERVER_TOKEN).toBe('token-for-the-server');
+      const allowed = ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER', 'SERVER_TOKEN'];
+      expect(Object.keys(env).filter((k) => !allowed.includes(k))).toEqual([]);
+      expect(process.env.PATH).toBeDefined();
+    } finally {
+      await withEnv.source.close();
+    }
+  });
+
   it('the tool it registers after initialisation arrives through tools/list_changed', async () => {
     await waitFor('simulate-research-query', () => ev.source.tools().has('ev__simulate-research-query'));
     expect(ev.source.report().ev?.version).toMatch(/^[0-9a-f]{16}$/);

@@ -59,6 +59,9 @@ describe('server-filesystem over stdio', { timeout: 30_000 }, () => {
     expect(gated?.args).toEqual({ path: target, content: 'written after approval' });
     expect(gated?.preview).toContain('**MCP server** `fs` · **tool** `write_file`');
     expect(gated?.preview).toContain('readOnlyHint: false');
+    expect(gated?.preview).toMatch(
+      /\*\*Definition\*\* `[0-9a-f]{16}`: the call runs only if the server still defines/,
+    );
     expect(gated?.preview).toContain('annotation: readOnlyHint: false');
     expect(gated?.preview).toContain(
       "**The server's description (untrusted; it decides nothing)** Create a new file",

@@ -98,6 +98,9 @@ describe('misbehaving MCP servers', { timeout: 40_000 }, () => {
     const broken = source.rows().find((r) => r.tool === 'broken');
     expect(broken?.refused).toMatch(/^its input schema is not valid JSON Schema: schema is invalid: .*type/);
     expect(broken?.collision).toBe(false);
+    expect(source.rows().find((r) => r.tool === 'has.dot')?.refused).toBe(
+      'bad__has.dot is not a usable tool name (letters, digits, _ or -, at most 64)',
+    );
   });
 
   it('a tool named like a built-in is a start-up problem naming the server and the tool', async () => {

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config/errors.js';
 import { parsePolicy } from '../../src/config/policy.js';
+import { configuredSecrets } from '../../src/config/policy-env.js';
 import { approversFor } from '../../src/config/policy-limits.js';
 
 const problems = (yaml: string, env: Record<string, string> = {}) => {
@@ -43,6 +44,10 @@ describe('policy mcp.servers', () => {
       deny: [],
     });
     expect(policy.mcp?.servers.web).toMatchObject({ trustAnnotations: false, deny: ['drop_table'] });
+    // Their values are redacted wherever they appear, like every configured secret.
+    expect(configuredSecrets(policy, { FS_TOKEN: 'fs-secret-value', WEB_AUTH: 'web-secret-value' })).toEqual(
+      expect.arrayContaining(['fs-secret-value', 'web-secret-value']),
+    );
     expect(approversFor(policy, 'fs__write_file')).toEqual({ users: [], groups: ['S0SRE'] });
     expect(approversFor(policy, 'fs__read_file')).toEqual({ users: ['U0MGR'], groups: [] });
     expect(approversFor(policy, 'fs__constructor')).toEqual({ users: ['U0MGR'], groups: [] });

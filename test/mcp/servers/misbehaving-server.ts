@@ -5,7 +5,7 @@
  *   hang        `hang` never answers; a cancel notification for it is appended to `file`
  *   crash       `crash` kills the process in the middle of the call
  *   huge        `huge` answers 10 MB of text
- *   bad-schema  `broken`, whose input schema is not valid JSON Schema
+ *   bad-schema  `broken`, whose input schema is not valid JSON Schema, and `has.dot`, a name no model takes
  *   collide     `current_time`, the name of a built-in tool
  *   slow-write  `append_line` (no annotations: a write) notes `started:<line>` in `<file>.started`, then
  *               appends the line to `file` after `holdMs`
@@ -64,7 +64,10 @@ const tools = [
       ]
     : []),
   ...(modes.has('bad-schema')
-    ? [{ name: 'broken', description: 'Bad schema.', inputSchema: object({ x: { type: 'strang' } }) }]
+    ? [
+        { name: 'broken', description: 'Bad schema.', inputSchema: object({ x: { type: 'strang' } }) },
+        { name: 'has.dot', description: 'Bad name.', inputSchema: object({}) },
+      ]
     : []),
   ...(modes.has('collide')
     ? [
