@@ -14,6 +14,7 @@ import { definitionHash, listVersion } from './definition.js';
 import { decideEffect, type EffectDecision } from './effect.js';
 import { compileInputSchema } from './input-schema.js';
 import { createMcpTool } from './mcp-tool.js';
+import type { RunCancelled } from './run-cancelled.js';
 import { type McpServerSettings, type McpSettings, ownValue } from './settings.js';
 
 /** One listed tool as `mcp list` prints it: served with its effect and why, or refused and why. */
@@ -41,6 +42,8 @@ export interface McpSourceOptions {
   env: Env;
   logger: Logger;
   definitions: CallDefinitions;
+  /** Whether a run was cancelled (reads in flight are then cancelled on the server); default never. */
+  runCancelled?: RunCancelled;
   /** Names of the built-in and custom tools: a server tool taking one of them is refused. */
   reserved: ReadonlySet<string>;
   backoff?: { minMs: number; maxMs: number };
@@ -212,6 +215,7 @@ export class McpSource {
         currentHash: () => this.built.get(server)?.hashes.get(listed.name),
         call: (args, signal, ms) => connection.call(listed.name, args, signal, ms),
         definitions: this.options.definitions,
+        ...(this.options.runCancelled ? { runCancelled: this.options.runCancelled } : {}),
       }),
     );
     return {

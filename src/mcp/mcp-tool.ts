@@ -10,6 +10,7 @@ import { clip, inlineCode } from '../tools/preview-format.js';
 import type { CallDefinitions } from './call-definitions.js';
 import type { ListedTool } from './connection.js';
 import type { EffectDecision } from './effect.js';
+import { cancellable, type RunCancelled } from './run-cancelled.js';
 import { type CallResult, resultData } from './tool-result.js';
 
 /** Longest server description passed on; the rest is cut (it is untrusted text the model reads). */
@@ -44,6 +45,8 @@ export interface McpToolParts {
   currentHash(): string | undefined;
   call(args: unknown, signal: AbortSignal, timeoutMs: number): Promise<CallResult>;
   definitions: CallDefinitions;
+  /** Whether the run was cancelled; a read in flight is then cancelled on the server too. */
+  runCancelled?: RunCancelled;
 }
 
 function annotationsText(annotations: Record<string, unknown> | undefined): string {
@@ -75,14 +78,24 @@ export function createMcpTool(p: McpToolParts): AnyTool {
       const shown = await p.definitions.get(ctx.runId, ctx.toolCallId);
       if (shown !== p.hash) throw changed();
     }
+    // A write that was approved runs to its end: cancelling it half-way would leave its outcome unknown.
+    const watch =
+      p.decision.effect === 'read' && p.runCancelled
+        ? cancellable(ctx.signal, ctx.runId, p.runCancelled)
+        : undefined;
     try {
-      return resultData(await p.call(args, ctx.signal, p.timeoutMs), name);
+      return resultData(await p.call(args, watch?.signal ?? ctx.signal, p.timeoutMs), name);
     } catch (err) {
+      if (watch?.cancelledByRun()) {
+        throw new ToolError('cancelled', `${name} was stopped on the server because the run was cancelled.`);
+      }
       // A write whose server vanished mid-call may have happened: say so, like the ledger does.
       if (err instanceof ToolError && err.code === 'mcp_server_lost' && p.decision.effect !== 'read') {
         throw new ToolError('outcome_unknown', `${err.message}; have a person check before trying again`);
       }
       throw err;
+    } finally {
+      watch?.stop();
     }
   };
   return {

@@ -8,6 +8,7 @@ import type { Logger } from '../log/logger.js';
 import { createOpenAIModel } from '../loop/openai-model.js';
 import { redisCallDefinitions } from '../mcp/call-definitions.js';
 import { McpSource } from '../mcp/mcp-source.js';
+import { redisRunCancelled } from '../mcp/run-cancelled.js';
 import type { RunsQueue } from '../queue/runs-queue.js';
 import { SlackNotifier } from '../slack/notifier.js';
 import { createTimeZoneLookup } from '../slack/time-zones.js';
@@ -60,6 +61,7 @@ export async function buildWorkerRuntime({
     env: process.env,
     logger,
     definitions: redisCallDefinitions(store),
+    runCancelled: redisRunCancelled(store),
     reserved: new Set(own.keys()),
   });
   await mcp.start();

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import type { Logger } from '../../src/loop/types.js';
 import { type CallDefinitions, memoryCallDefinitions } from '../../src/mcp/call-definitions.js';
 import { McpSource } from '../../src/mcp/mcp-source.js';
+import type { RunCancelled } from '../../src/mcp/run-cancelled.js';
 import { type McpSettings, mcpSettings } from '../../src/mcp/settings.js';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -48,7 +49,7 @@ export interface Started {
 /** Parses `servers` as the policy would (defaults filled in) and starts a source on them. */
 export async function startSource(
   servers: Record<string, unknown>,
-  options: { reserved?: string[]; env?: Record<string, string> } = {},
+  options: { reserved?: string[]; env?: Record<string, string>; runCancelled?: RunCancelled } = {},
 ): Promise<Started> {
   const settings: McpSettings = mcpSettings.parse({ servers });
   const logger = recordingLogger();
@@ -60,6 +61,7 @@ export async function startSource(
     definitions,
     reserved: new Set(options.reserved ?? []),
     backoff: { minMs: 50, maxMs: 500 },
+    ...(options.runCancelled ? { runCancelled: options.runCancelled } : {}),
   });
   await source.start();
   return { source, logger, definitions };
