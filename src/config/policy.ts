@@ -180,9 +180,19 @@ const GATED: ReadonlyArray<{
   { key: 'page_oncall', effect: 'notify' },
 ];
 
-/** The built-in write and notify tools this policy enables. */
-export const enabledGatedTools = (policy: Pick<Policy, 'tools'>): string[] =>
-  GATED.filter(({ key }) => policy.tools[key] !== undefined).map(({ key }) => key);
+/**
+ * The write and notify tools this policy enables: built-in ones by name, and for each MCP server that may
+ * serve writes `<server>__` (whose approvers are the server's) plus each tool given its own approvers.
+ */
+export const enabledGatedTools = (policy: Pick<Policy, 'tools' | 'mcp'>): string[] => [
+  ...GATED.filter(({ key }) => policy.tools[key] !== undefined).map(({ key }) => key),
+  ...Object.entries(policy.mcp?.servers ?? {}).flatMap(([name, server]) => [
+    ...(server.effect === 'read' ? [] : [`${name}__`]),
+    ...Object.entries(server.tools)
+      .filter(([, o]) => o.approvers !== undefined && o.effect !== 'read')
+      .map(([tool]) => `${name}__${tool}`),
+  ]),
+];
 
 /** Rules across sections, checked once each section is valid on its own. */
 function crossChecks(policy: ParsedPolicy): ConfigProblem[] {

@@ -1,7 +1,7 @@
 /** The policy's `mcp:` section: shapes, key paths in errors, secrets by name, approvers, paths. */
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config/errors.js';
-import { parsePolicy } from '../../src/config/policy.js';
+import { enabledGatedTools, parsePolicy } from '../../src/config/policy.js';
 import { configuredSecrets } from '../../src/config/policy-env.js';
 import { approversFor } from '../../src/config/policy-limits.js';
 
@@ -51,6 +51,9 @@ describe('policy mcp.servers', () => {
     expect(approversFor(policy, 'fs__write_file')).toEqual({ users: [], groups: ['S0SRE'] });
     expect(approversFor(policy, 'fs__read_file')).toEqual({ users: ['U0MGR'], groups: [] });
     expect(approversFor(policy, 'fs__constructor')).toEqual({ users: ['U0MGR'], groups: [] });
+    // Who may cancel a run before its first approval: the approvers of every gated tool it may ask for.
+    expect(enabledGatedTools(policy)).toEqual(['fs__', 'fs__write_file', 'web__']);
+    expect(approversFor(policy, 'fs__')).toEqual({ users: ['U0MGR'], groups: [] });
   });
 
   it('names each wrong key by its path', () => {
