@@ -70,6 +70,25 @@ describe('misbehaving MCP servers', { timeout: 40_000 }, () => {
     expect(logger.lines.map((l) => l.msg)).toContain('MCP server connection closed; reconnecting');
   });
 
+  it('a write whose server dies mid-call is outcome_unknown, for a person to check', async () => {
+    const { source } = await start({
+      bad: { command: misbehaving('crash'), approvers: ['U0MGR'], tools: { crash: { effect: 'write' } } },
+    });
+    const tool = source.tools().get('bad__crash');
+    const ctx = { ...callCtx, signal: new AbortController().signal, idempotencyKey: 'run1:call1' };
+    await tool?.preview?.({}, ctx);
+    const { result } = await call(source, 'bad__crash', {});
+    expect(result).toEqual({
+      ok: false,
+      error: {
+        code: 'outcome_unknown',
+        message: expect.stringContaining(
+          'whether it took effect is unknown; have a person check before trying again',
+        ),
+      },
+    });
+  });
+
   it('answers 10 MB: the model sees a bounded observation with the total size', async () => {
     const { source } = await start({ bad: { command: misbehaving('huge') } });
     const { result } = await call(source, 'bad__huge', {}, 30_000, 16_000);
