@@ -55,6 +55,9 @@ const CLIENT_INFO = { name: 'loopgate', version: '0.1.0' };
 /** The server process exited, or the stream closed, while a request was in flight. */
 const connectionClosed = (err: unknown) => err instanceof McpError && err.code === ErrorCode.ConnectionClosed;
 
+/** fetch could not reach the server (refused, reset, DNS): the SDK passes fetch's TypeError on. */
+const unreachable = (err: unknown) => err instanceof TypeError && /fetch failed/i.test(err.message);
+
 /** The HTTP server forgot our session (restart, expiry): it answers 404, and processed nothing. */
 const sessionLost = (err: unknown) => err instanceof StreamableHTTPError && err.code === 404;
 
@@ -109,6 +112,9 @@ export class ServerConnection {
         );
         return send(await this.reconnectNow(client));
       }
+      // An HTTP server that cannot be reached: reconnect in the background (its tools fail meanwhile).
+      if (this.options.settings.url !== undefined && unreachable(err))
+        this.lost(client, (err as Error).message);
       if (connectionClosed(err)) {
         const why = this.transportError ? ` (${this.transportError})` : '';
         throw new ToolError(
@@ -213,11 +219,12 @@ export class ServerConnection {
     return client;
   }
 
-  private lost(client: Client): void {
+  private lost(client: Client, why = 'the connection closed'): void {
     if (this.client !== client || this.closed) return;
     this.client = null;
     this.state = 'failed';
-    this.error = 'the connection closed';
+    this.error = why;
+    client.close().catch(() => {});
     this.options.logger.warn({ server: this.name }, 'MCP server connection closed; reconnecting');
     this.scheduleRetry();
   }

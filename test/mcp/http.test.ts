@@ -118,6 +118,32 @@ describe('a Streamable HTTP MCP server', { timeout: 30_000 }, () => {
     }
   });
 
+  it('a server that goes away: its calls fail, it is reported failed, and reconnected once it is back', async () => {
+    const port = await freePort();
+    let up = await startHttpMcpServer(port);
+    const gone = await startSource({ gone: { url: `http://127.0.0.1:${port}/mcp`, effect: 'read' } });
+    try {
+      expect(gone.source.report().gone?.state).toBe('connected');
+      await up.close();
+      const tool = gone.source.tools().get('gone__lookup');
+      await expect(tool?.execute({ key: 'k' }, ctx('c6'))).rejects.toThrow(/fetch failed/);
+      expect(gone.source.report().gone).toMatchObject({
+        state: 'failed',
+        error: expect.stringMatching(/fetch failed/),
+      });
+      up = await startHttpMcpServer(port);
+      await waitFor('the reconnect', () => gone.source.report().gone?.state === 'connected');
+      expect(
+        await gone.source.tools().get('gone__lookup')?.execute({ key: 'back' }, ctx('c7')),
+      ).toMatchObject({
+        structuredContent: { key: 'back', value: 4 },
+      });
+    } finally {
+      await gone.source.close();
+      await up.close();
+    }
+  });
+
   it('a tool redefined after its card was shown: the approved call is refused, a new one runs', async () => {
     const shownWith = lookup();
     await shownWith.preview?.({ key: 'shown' }, ctx('c4'));
