@@ -37,6 +37,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     summary: 'validate a policy file without starting anything (no Redis needed)',
     load: async () => (await import('./commands/check-config.js')).checkConfigCommand,
   },
+  {
+    name: 'mcp',
+    summary: "list the MCP servers' tools with the effect loopgate applies and why",
+    load: async () => (await import('./commands/mcp.js')).mcpCommand,
+  },
 ];
 
 export const MAIN_HELP = `Usage: loopgate <command> [options]

@@ -1,6 +1,7 @@
 /** What the policy means for the engine (run limits) and for the bot (who may approve a tool). */
 import { DEFAULT_LIMITS } from '../loop/state.js';
 import type { ModelPrice, RunLimits } from '../loop/types.js';
+import { mcpApprovers } from '../mcp/settings.js';
 import type { Policy } from './policy.js';
 
 function toPrice(p: { input_per_mtok: number; output_per_mtok: number }): ModelPrice {
@@ -54,7 +55,8 @@ export interface Approvers {
 }
 
 /**
- * Who may approve calls of `toolName`: the tool's own `approvers` (built-in settings or custom entry)
+ * Who may approve calls of `toolName`: the tool's own `approvers` (built-in settings, MCP tool or server,
+ * or custom entry)
  * when set, else `approvals.approvers`. Whether the requester may approve their own call is
  * `policy.approvals.selfApproval`, checked by the caller.
  */
@@ -67,5 +69,7 @@ export function approversFor(policy: Policy, toolName: string): Approvers {
 function ownApprovers(policy: Policy, toolName: string): string[] | undefined {
   const tools = policy.tools as Record<string, { approvers?: string[] } | undefined>;
   if (Object.hasOwn(tools, toolName)) return tools[toolName]?.approvers;
+  const mcp = mcpApprovers(policy.mcp, toolName);
+  if (mcp) return mcp;
   return policy.custom.find((entry) => entry.name === toolName)?.approvers;
 }

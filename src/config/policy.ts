@@ -8,6 +8,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
+import { mcpApproverProblems, mcpSettings } from '../mcp/settings.js';
 import { httpGetSettings } from '../tools/http-get.js';
 import { httpRequestSettings } from '../tools/http-request.js';
 import { pageOncallSettings } from '../tools/page-oncall.js';
@@ -157,6 +158,8 @@ const policySchema = z.strictObject({
   tools: toolsSection.default({}),
   /** Paths of modules exporting a tool, relative to the policy file. */
   custom: z.array(customEntry).default([]),
+  /** MCP servers whose tools are offered as `<server>__<tool>` (src/mcp). */
+  mcp: mcpSettings.optional(),
 });
 
 type ParsedPolicy = z.output<typeof policySchema>;
@@ -177,9 +180,19 @@ const GATED: ReadonlyArray<{
   { key: 'page_oncall', effect: 'notify' },
 ];
 
-/** The built-in write and notify tools this policy enables. */
-export const enabledGatedTools = (policy: Pick<Policy, 'tools'>): string[] =>
-  GATED.filter(({ key }) => policy.tools[key] !== undefined).map(({ key }) => key);
+/**
+ * The write and notify tools this policy enables: built-in ones by name, and for each MCP server that may
+ * serve writes `<server>__` (whose approvers are the server's) plus each tool given its own approvers.
+ */
+export const enabledGatedTools = (policy: Pick<Policy, 'tools' | 'mcp'>): string[] => [
+  ...GATED.filter(({ key }) => policy.tools[key] !== undefined).map(({ key }) => key),
+  ...Object.entries(policy.mcp?.servers ?? {}).flatMap(([name, server]) => [
+    ...(server.effect === 'read' ? [] : [`${name}__`]),
+    ...Object.entries(server.tools)
+      .filter(([, o]) => o.approvers !== undefined && o.effect !== 'read')
+      .map(([tool]) => `${name}__${tool}`),
+  ]),
+];
 
 /** Rules across sections, checked once each section is valid on its own. */
 function crossChecks(policy: ParsedPolicy): ConfigProblem[] {
@@ -205,6 +218,7 @@ function crossChecks(policy: ParsedPolicy): ConfigProblem[] {
       }
     }
   }
+  problems.push(...mcpApproverProblems(policy.mcp, policy.approvals.approvers));
   if (policy.channels.allow.length > 0) {
     for (const channel of Object.keys(policy.channels.prompt)) {
       if (!policy.channels.allow.includes(channel)) {
@@ -228,7 +242,23 @@ function absolutePaths(policy: ParsedPolicy, baseDir: string): ParsedPolicy {
       ...(runbooks ? { search_runbooks: { ...runbooks, dir: at(runbooks.dir) } } : {}),
     },
     custom: policy.custom.map((entry) => ({ ...entry, path: at(entry.path) })),
+    ...(policy.mcp ? { mcp: { servers: mcpPaths(policy.mcp.servers, at) } } : {}),
   };
+}
+
+/** A stdio server's working directory, and a program given by a relative path, are relative to the file. */
+function mcpPaths(
+  servers: NonNullable<ParsedPolicy['mcp']>['servers'],
+  at: (path: string) => string,
+): NonNullable<ParsedPolicy['mcp']>['servers'] {
+  return Object.fromEntries(
+    Object.entries(servers).map(([name, s]) => {
+      const [program, ...rest] = s.command ?? [];
+      const command =
+        program === undefined ? undefined : [program.includes('/') ? at(program) : program, ...rest];
+      return [name, { ...s, ...(command ? { command } : {}), ...(s.cwd ? { cwd: at(s.cwd) } : {}) }];
+    }),
+  );
 }
 
 function yamlProblems(text: string): { data: unknown; problems: ConfigProblem[] } {

@@ -6,6 +6,8 @@ export interface ProbeServerOptions {
   registry: Registry;
   /** Ready when every check resolves true; the failing ones are named in the 503 body. */
   readiness: Record<string, () => Promise<boolean>>;
+  /** Shown in the /readyz body besides the checks, without deciding readiness. */
+  details?: () => Record<string, unknown>;
   port: number;
   /** The variable `port` came from, named when the port is already in use (e.g. `METRICS_PORT`). */
   portVariable: string;
@@ -57,7 +59,11 @@ export function startProbeServer(options: ProbeServerOptions): Promise<Server> {
     if (req.url === '/healthz') return send(200, 'application/json', '{"ok":true}');
     if (req.url === '/readyz') {
       runChecks(options.readiness).then((result) =>
-        send(result.ok ? 200 : 503, 'application/json', JSON.stringify(result)),
+        send(
+          result.ok ? 200 : 503,
+          'application/json',
+          JSON.stringify({ ...result, ...(options.details?.() ?? {}) }),
+        ),
       );
       return;
     }

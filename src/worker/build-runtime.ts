@@ -1,10 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Env } from '../config/env.js';
+import { ConfigError } from '../config/errors.js';
 import type { Policy } from '../config/policy.js';
 import { approversFor, limitsFromPolicy } from '../config/policy-limits.js';
 import type { Logger } from '../log/logger.js';
 import { createOpenAIModel } from '../loop/openai-model.js';
+import { redisCallDefinitions } from '../mcp/call-definitions.js';
+import { McpSource } from '../mcp/mcp-source.js';
+import { redisRunCancelled } from '../mcp/run-cancelled.js';
 import type { RunsQueue } from '../queue/runs-queue.js';
 import { SlackNotifier } from '../slack/notifier.js';
 import { createTimeZoneLookup } from '../slack/time-zones.js';
@@ -28,7 +32,11 @@ export interface RuntimeParts {
   redact?: Redact;
 }
 
-/** Wires the worker's ports from the environment and the policy: model, tools, Slack, policy. */
+/**
+ * Wires the worker's ports from the environment and the policy: model, tools (built-in, custom and those
+ * of the MCP servers, swapped for a new registry whenever a server's list changes), Slack, policy.
+ * @throws ConfigError when a tool cannot be built or an MCP tool takes another tool's name.
+ */
 export async function buildWorkerRuntime({
   env,
   policy,
@@ -37,7 +45,7 @@ export async function buildWorkerRuntime({
   queue,
   stopping,
   redact = (text) => text,
-}: RuntimeParts): Promise<WorkerRuntime> {
+}: RuntimeParts): Promise<WorkerRuntime & { mcp: McpSource }> {
   const client = createSlackWebClient({ token: env.SLACK_BOT_TOKEN, apiUrl: env.SLACK_API_URL, logger });
   const slack: SlackPoster = {
     async postMessage(channel, text) {
@@ -47,10 +55,24 @@ export async function buildWorkerRuntime({
       return { ts: posted.ts, ...(link?.permalink ? { permalink: link.permalink } : {}) };
     },
   };
-  const tools = withRedactedFailures(await buildTools(policy, { env: process.env, slack }), redact);
+  const own = await buildTools(policy, { env: process.env, slack });
+  const mcp = new McpSource({
+    settings: policy.mcp,
+    env: process.env,
+    logger,
+    definitions: redisCallDefinitions(store),
+    runCancelled: redisRunCancelled(store),
+    reserved: new Set(own.keys()),
+  });
+  await mcp.start();
+  const collisions = mcp.collisions();
+  if (collisions.length > 0) {
+    await mcp.close();
+    throw new ConfigError(policy.source, collisions);
+  }
+  const registry = () => withRedactedFailures(new Map([...own, ...mcp.tools()]), redact);
   const clock = { now: () => Date.now() };
-  const toolNames = [...tools.keys()];
-  return {
+  const runtime: WorkerRuntime & { mcp: McpSource } = {
     store,
     queue,
     notifier: new SlackNotifier({ client, logger }),
@@ -61,13 +83,18 @@ export async function buildWorkerRuntime({
       maxRetries: env.OPENAI_MAX_RETRIES,
       timeoutMs: env.OPENAI_TIMEOUT_MS,
     }),
-    tools,
+    tools: registry(),
+    mcp,
     policy: {
       limits: limitsFromPolicy(policy),
       approversFor: (tool) => approversFor(policy, tool),
       approvalTtlMs: policy.approvals.expiresAfterMinutes * 60_000,
       systemPrompt: (channelId, now) =>
-        buildSystemPrompt({ channelPrompt: policy.channels.prompt[channelId], toolNames, now }),
+        buildSystemPrompt({
+          channelPrompt: policy.channels.prompt[channelId],
+          toolNames: [...runtime.tools.keys()],
+          now,
+        }),
     },
     clock,
     logger,
@@ -80,4 +107,9 @@ export async function buildWorkerRuntime({
     leaseTtlMs: env.WORKER_LOCK_MS,
     stopping,
   };
+  // Jobs read `rt.tools` when they start: a changed list reaches the next job, never one mid-step.
+  mcp.onChange(() => {
+    runtime.tools = registry();
+  });
+  return runtime;
 }

@@ -67,18 +67,17 @@ export async function startWorker(options: StartWorkerOptions = {}) {
   const queue = createRunsQueue(producer, env.LOOPGATE_PREFIX);
   const metrics = options.metrics ?? metricsFor(store, queue);
   let stopping = false;
-  const rt = {
-    ...(await buildWorkerRuntime({
-      env,
-      policy,
-      logger,
-      store,
-      queue,
-      stopping: () => stopping,
-      redact: secrets.text,
-    })),
-    metrics,
-  };
+  // Not spread: the MCP source replaces `rt.tools` when a server's tool list changes.
+  const rt = await buildWorkerRuntime({
+    env,
+    policy,
+    logger,
+    store,
+    queue,
+    stopping: () => stopping,
+    redact: secrets.text,
+  });
+  rt.metrics = metrics;
   const inFlight = inFlightJobs(logger);
   const worker = createRunWorker(rt, workerConnection, {
     inFlight,
@@ -99,6 +98,8 @@ export async function startWorker(options: StartWorkerOptions = {}) {
         // Health is jobs flowing, not just PING: the worker's own blocking connection must be up.
         worker: async () => worker.isRunning() && workerConnection.status === 'ready',
       },
+      // A missing MCP server does not make the worker unready (its other tools serve); it is listed.
+      details: () => ({ mcp: rt.mcp.report() }),
     });
   }
   worker.run().catch((err: unknown) => logger.error({ err }, 'worker stopped with an error'));
@@ -107,6 +108,7 @@ export async function startWorker(options: StartWorkerOptions = {}) {
       workerId: rt.workerId,
       concurrency: env.WORKER_CONCURRENCY,
       tools: [...rt.tools.keys()],
+      mcp: rt.mcp.report(),
       metricsPort: env.METRICS_PORT,
     },
     'worker started',
@@ -125,6 +127,7 @@ export async function startWorker(options: StartWorkerOptions = {}) {
       );
     }
     probes?.close();
+    await rt.mcp.close();
     await queue.close().catch(() => {});
     for (const c of [storeConnection, producer, workerConnection]) c.disconnect();
     logger.info({}, 'worker stopped');

@@ -4,6 +4,7 @@ import { buildTools } from '../../tools/registry.js';
 import { parseCommandLine } from '../args.js';
 import type { Command } from '../command.js';
 import { json, write } from '../format.js';
+import { listMcpTools, mcpListingText } from '../mcp-report.js';
 import { summarisePolicy, summaryText } from '../policy-summary.js';
 
 const help = `Usage: loopgate check-config [path] [--json]
@@ -11,8 +12,10 @@ const help = `Usage: loopgate check-config [path] [--json]
 Validates a policy/tools file exactly as the bot and the workers do at start-up, without Redis, Slack or
 the model: every key, the secrets it names (keys ending in Env must name a set environment variable;
 .env in the working directory is read first), the runbook directory, and the custom tool modules, which
-are imported (their top-level code runs) and checked. Prints OK and a summary (tools and their
-approvers, budgets, channels), or every problem with its key, and exits 1.
+are imported (their top-level code runs) and checked, and each MCP server (mcp.servers) is connected
+and its tools listed with the effect loopgate applies and why. Prints OK and a summary (tools and their
+approvers, budgets, channels, MCP tools), or every problem with its key (an MCP server that cannot be
+reached, an MCP tool taking another tool's name), and exits 1.
 
   path     the file to check; default LOOPGATE_CONFIG, else ./loopgate.yaml
   --json   print {"ok": true, ...summary} or {"ok": false, "source", "problems": [{key, problem}]}`;
@@ -34,8 +37,13 @@ export const checkConfigCommand: Command = {
     try {
       const policy = await loadPolicy(path, { env: ctx.env });
       const tools = await buildTools(policy, { env: ctx.env, slack: noPosting });
-      const summary = summarisePolicy(policy, tools);
-      await write(ctx.stdout, line.values.json ? json(summary) : summaryText(summary));
+      const mcp = await listMcpTools(policy, ctx.env, new Set(tools.keys()));
+      if (mcp.problems.length > 0) throw new ConfigError(policy.source, mcp.problems);
+      const summary = {
+        ...summarisePolicy(policy, tools),
+        ...(policy.mcp ? { mcp: { servers: mcp.servers, tools: mcp.tools } } : {}),
+      };
+      await write(ctx.stdout, line.values.json ? json(summary) : summaryText(summary) + mcpListingText(mcp));
       return 0;
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;

@@ -78,6 +78,8 @@ export interface SlackWorldOptions {
   workers?: number;
   /** Redis for every process and the world's own connections; default REDIS_URL (the shared one). */
   redisUrl?: string;
+  /** YAML lines appended to the policy file (e.g. an `mcp:` section). */
+  policyExtra?: readonly string[];
 }
 
 /** A question as the bot received it. */
@@ -150,7 +152,7 @@ export interface SlackWorld {
   close(): Promise<void>;
 }
 
-function policyYaml(fixtureUrl: string): string {
+function policyYaml(fixtureUrl: string, extra: readonly string[] = []): string {
   return [
     'approvals:',
     `  approvers: [${PEOPLE.manager}]`,
@@ -167,6 +169,7 @@ function policyYaml(fixtureUrl: string): string {
     `      - prefix: ${JSON.stringify(`${fixtureUrl}/deploy/`)}`,
     '        allowPrivate: true',
     `    approvers: [${PEOPLE.manager}, ${PEOPLE.sreGroup}]`,
+    ...extra,
     '',
   ].join('\n');
 }
@@ -245,7 +248,7 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
       }
     });
     const model = routeModel(openai);
-    const configPath = config.write('loopgate.yaml', policyYaml(fixture.url));
+    const configPath = config.write('loopgate.yaml', policyYaml(fixture.url, options.policyExtra));
     const common = {
       REDIS_URL: redisUrl,
       LOOPGATE_PREFIX: prefix,
