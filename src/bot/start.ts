@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import { loadEnv } from '../config/env.js';
 import { loadPolicy } from '../config/policy.js';
 import { configuredSecrets } from '../config/policy-env.js';
+import { redisTarget } from '../config/redis-target.js';
 import { createLogger, secretRedactor } from '../log/logger.js';
 import { startProbeServer } from '../metrics/http.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -36,8 +37,9 @@ export async function startBot(options: StartBotOptions = {}) {
     service: 'loopgate-bot',
     secrets: secretRedactor(configuredSecrets(policy, process.env)),
   });
-  const storeRedis = createRedisConnection(env.REDIS_URL, 'store');
-  const producer = createRedisConnection(env.REDIS_URL, 'producer');
+  const redis = redisTarget(env);
+  const storeRedis = createRedisConnection(redis, 'store');
+  const producer = createRedisConnection(redis, 'producer');
   for (const [role, connection] of [
     ['store', storeRedis],
     ['producer', producer],
