@@ -81,6 +81,60 @@ describe('loopgate on a Redis Cluster with an ACL user', () => {
     expect(trace.stdout).toContain('run-cli-4');
   });
 
+  it('`loopgate approvals` and `audit` read the pending index and the audit stream of approvals of runs on different primaries', async () => {
+    const now = Date.now();
+    const decided: string[] = [];
+    const waiting: string[] = [];
+    for (const runId of runIds.slice(0, 4)) {
+      const lease = await store.leases.acquire(runId, 'w', 30_000);
+      if (!lease.acquired) throw new Error('lease not acquired');
+      const [record] = await store.approvals.createApprovals({
+        runId,
+        fence: lease.fence,
+        requester: 'U0ALICE',
+        now,
+        approvals: [
+          {
+            call: {
+              toolCallId: 'call_1',
+              tool: 'http_request',
+              effect: 'write',
+              args: { url: 'https://deploy.example/x' },
+              argsHash: 'b'.repeat(64),
+              idempotent: false,
+            },
+            approvers: { users: ['U0M'], groups: [] },
+            expiresAt: now + 3_600_000,
+          },
+        ],
+      });
+      if (!record) throw new Error('approval not created');
+      if (decided.length < 2) {
+        await store.approvals.decide({
+          approvalId: record.approvalId,
+          decision: 'approved',
+          decidedBy: 'U0M',
+          now,
+        });
+        decided.push(record.approvalId);
+      } else {
+        waiting.push(record.approvalId);
+      }
+    }
+    const pending = await runCli(['approvals', '--json'], env(), work.dir);
+    expect(pending).toMatchObject({ code: 0, stderr: '' });
+    expect(
+      (JSON.parse(pending.stdout) as Array<{ approvalId: string }>).map((a) => a.approvalId).sort(),
+    ).toEqual(waiting.sort());
+    const audit = await runCli(['audit', '--since', '1h'], env(), work.dir);
+    expect(audit).toMatchObject({ code: 0, stderr: '' });
+    const entries = audit.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { approvalId: string; decision: string });
+    expect(entries.map((e) => [e.approvalId, e.decision])).toEqual(decided.map((id) => [id, 'approved']));
+  });
+
   it('names REDIS_CLUSTER_NODES, not the password, when the cluster refuses the credentials', async () => {
     const result = await runCli(['runs'], env('wrong-password-here'), work.dir);
     expect(result.code).toBe(1);

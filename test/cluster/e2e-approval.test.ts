@@ -98,3 +98,34 @@ describe('loopgate on a Redis Cluster (real bot and worker processes)', { timeou
     expect(errorsLogged()).toEqual([]);
   });
 });
+
+describe('npm start (bot and worker in one process) on a Redis Cluster', { timeout: 120_000 }, () => {
+  let single: SlackWorld;
+  beforeAll(async () => {
+    single = await startSlackWorld({ mode: 'single', clusterSeeds: cluster.seeds });
+  }, 180_000);
+  afterAll(async () => {
+    await single?.close();
+  }, 60_000);
+
+  it('answers a question, the run stored on the cluster', async () => {
+    const channel = single.newChannel();
+    const url = single.statusUrl('single');
+    single.model.brain(
+      'one',
+      callThenAnswer('http_get', { url }, () => 'Search is healthy.'),
+    );
+    const asked = await single.ask(
+      channel,
+      PEOPLE.requester,
+      single.model.tagged('one', 'is search healthy?'),
+    );
+    expect((await single.ended(asked.runId)).state.status).toBe('completed');
+    const header = single.store.context.keys.run(asked.runId).header;
+    expect((await cluster.cli(await cluster.primaryFor(header), 'exists', header)).trim()).toBe('1');
+    const answers = single.slack
+      .thread(channel, asked.threadTs)
+      .filter((m) => wordsOf(m).includes('Search is healthy'));
+    expect(answers).toHaveLength(1);
+  });
+});
