@@ -94,6 +94,3 @@ function credentials(target: RedisTarget): Pick<RedisOptions, 'username' | 'pass
     ...(target.password !== undefined ? { password: target.password } : {}),
   };
 }
-
-/** Whether a connection is a Cluster (SCANs and per-node commands must then visit every primary). */
-export const isCluster = (redis: RedisClient): redis is Cluster => redis instanceof Cluster;

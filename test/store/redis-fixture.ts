@@ -19,9 +19,6 @@ export function testConnection(connectionName?: string): RedisClient {
   );
 }
 
-/** Whether the tests run on a Redis Cluster. */
-export const onCluster = (): boolean => inject('redisClusterSeeds') !== undefined;
-
 /** A store on the real Redis under a fresh random prefix; `cleanup` deletes its keys and disconnects. */
 export interface StoreFixture {
   redis: RedisClient;
