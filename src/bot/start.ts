@@ -6,6 +6,7 @@ import { redisTarget } from '../config/redis-target.js';
 import { createLogger, secretRedactor } from '../log/logger.js';
 import { startProbeServer } from '../metrics/http.js';
 import type { Metrics } from '../metrics/metrics.js';
+import { refuseClusterNode } from '../queue/cluster-node-check.js';
 import { createRedisConnection, createRunsQueue } from '../queue/index.js';
 import { createStore } from '../store/index.js';
 import { metricsFor } from '../worker/start.js';
@@ -46,6 +47,7 @@ export async function startBot(options: StartBotOptions = {}) {
   ] as const) {
     connection.on('error', (err: Error) => logger.warn({ err, role }, 'redis connection error'));
   }
+  await refuseClusterNode(storeRedis);
   const store = createStore(storeRedis, {
     prefix: env.LOOPGATE_PREFIX,
     retentionMs: env.RETENTION_DAYS * DAY_MS,

@@ -1,4 +1,5 @@
 import { redisTarget } from '../config/redis-target.js';
+import { refuseClusterNode } from '../queue/cluster-node-check.js';
 import { createStore, type Store } from '../store/index.js';
 import { loadCliEnv } from './env.js';
 import { connectRedis } from './redis.js';
@@ -12,6 +13,10 @@ export async function openStore(
   const vars = loadCliEnv(env);
   const { LOOPGATE_PREFIX, RETENTION_DAYS } = vars;
   const redis = await connectRedis(redisTarget(vars));
+  await refuseClusterNode(redis).catch((error: unknown) => {
+    redis.disconnect();
+    throw error;
+  });
   return {
     store: createStore(redis, { prefix: LOOPGATE_PREFIX, retentionMs: RETENTION_DAYS * DAY_MS }),
     close: async () => {

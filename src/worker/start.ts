@@ -6,6 +6,7 @@ import { redisTarget } from '../config/redis-target.js';
 import { createLogger, secretRedactor } from '../log/logger.js';
 import { startProbeServer } from '../metrics/http.js';
 import { createMetrics, type Metrics } from '../metrics/metrics.js';
+import { refuseClusterNode } from '../queue/cluster-node-check.js';
 import { createRedisConnection } from '../queue/connection.js';
 import { createRunsQueue, type RunsQueue } from '../queue/runs-queue.js';
 import type { Store } from '../store/store.js';
@@ -52,6 +53,7 @@ export async function startWorker(options: StartWorkerOptions = {}) {
   for (const c of [storeConnection, producer, workerConnection]) {
     c.on('error', (err: Error) => logger.warn({ err }, 'redis connection error'));
   }
+  await refuseClusterNode(storeConnection);
   const store = createStore(storeConnection, {
     prefix: env.LOOPGATE_PREFIX,
     retentionMs: env.RETENTION_DAYS * 86_400_000,

@@ -4,10 +4,13 @@
  * clear error naming REDIS_CLUSTER_NODES when the credentials are wrong.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../demo/lib/free-port.js';
 import { redisTarget } from '../../src/config/redis-target.js';
 import { createRedisConnection, type RedisClient } from '../../src/queue/connection.js';
 import { createStore, type Store } from '../../src/store/index.js';
 import { emptyWorkDir, runCli } from '../cli/cli-harness.js';
+import { killAllLoopgate, spawnLoopgate } from '../e2e/support/loopgate-process.js';
+import { tempDir } from '../e2e/support/temp-config.js';
 import { newState, slack, T0 } from '../store/run-state-fixture.js';
 import { type LocalCluster, startLocalCluster } from '../support/redis-cluster.js';
 
@@ -41,6 +44,7 @@ beforeAll(async () => {
   }
 }, 60_000);
 afterAll(async () => {
+  await killAllLoopgate();
   redis?.disconnect();
   await cluster?.stop();
   work.remove();
@@ -142,4 +146,41 @@ describe('loopgate on a Redis Cluster with an ACL user', () => {
     expect(result.stderr).toContain('check REDIS_CLUSTER_NODES');
     expect(result.stderr).not.toContain('wrong-password-here');
   });
+});
+
+describe('REDIS_URL pointed at a node of the cluster', () => {
+  it('stops the worker, the bot and the CLI at start-up, naming REDIS_URL and REDIS_CLUSTER_NODES', async () => {
+    const config = tempDir();
+    try {
+      const policy = config.write('loopgate.yaml', '{}\n');
+      const common = {
+        REDIS_URL: `redis://${cluster.seeds[0]}`,
+        LOOPGATE_CONFIG: policy,
+        SLACK_BOT_TOKEN: 'xoxb-cluster-test',
+        SLACK_API_URL: 'http://127.0.0.1:9/api/',
+        LOG_LEVEL: 'silent',
+      };
+      const worker = spawnLoopgate(
+        'worker',
+        { ...common, OPENAI_API_KEY: 'sk-x', METRICS_PORT: '0' },
+        config.dir,
+      );
+      const bot = spawnLoopgate(
+        'bot',
+        { ...common, SLACK_SIGNING_SECRET: 's', PORT: String(await freePort()), BOT_METRICS_PORT: '0' },
+        config.dir,
+      );
+      for (const p of [worker, bot]) {
+        expect((await p.exit).code).toBe(1);
+        expect(p.stderr()).toContain(
+          'REDIS_URL: points at a node of a Redis Cluster; set REDIS_CLUSTER_NODES',
+        );
+      }
+      const cli = await runCli(['runs'], { REDIS_URL: `redis://${cluster.seeds[0]}` }, work.dir);
+      expect(cli.code).toBe(1);
+      expect(cli.stderr).toContain('REDIS_URL: points at a node of a Redis Cluster');
+    } finally {
+      config.remove();
+    }
+  }, 60_000);
 });
