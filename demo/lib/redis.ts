@@ -3,7 +3,7 @@
  * to start one), and deletes every key of a run-through's prefix afterwards.
  */
 import { Redis } from 'ioredis';
-import { displayUrl } from '../../src/cli/redis.js';
+import { displayUrl } from '../../src/config/redis-target.js';
 import { DemoError } from './errors.js';
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';

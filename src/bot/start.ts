@@ -2,9 +2,11 @@ import type { Server } from 'node:http';
 import { loadEnv } from '../config/env.js';
 import { loadPolicy } from '../config/policy.js';
 import { configuredSecrets } from '../config/policy-env.js';
+import { redisTarget } from '../config/redis-target.js';
 import { createLogger, secretRedactor } from '../log/logger.js';
 import { startProbeServer } from '../metrics/http.js';
 import type { Metrics } from '../metrics/metrics.js';
+import { refuseClusterNode } from '../queue/cluster-node-check.js';
 import { createRedisConnection, createRunsQueue } from '../queue/index.js';
 import { createStore } from '../store/index.js';
 import { metricsFor } from '../worker/start.js';
@@ -36,14 +38,16 @@ export async function startBot(options: StartBotOptions = {}) {
     service: 'loopgate-bot',
     secrets: secretRedactor(configuredSecrets(policy, process.env)),
   });
-  const storeRedis = createRedisConnection(env.REDIS_URL, 'store');
-  const producer = createRedisConnection(env.REDIS_URL, 'producer');
+  const redis = redisTarget(env);
+  const storeRedis = createRedisConnection(redis, 'store');
+  const producer = createRedisConnection(redis, 'producer');
   for (const [role, connection] of [
     ['store', storeRedis],
     ['producer', producer],
   ] as const) {
     connection.on('error', (err: Error) => logger.warn({ err, role }, 'redis connection error'));
   }
+  await refuseClusterNode(storeRedis);
   const store = createStore(storeRedis, {
     prefix: env.LOOPGATE_PREFIX,
     retentionMs: env.RETENTION_DAYS * DAY_MS,

@@ -46,8 +46,9 @@ export const COMMANDS: readonly CommandEntry[] = [
 
 export const MAIN_HELP = `Usage: loopgate <command> [options]
 
-Inspect a loopgate installation from a terminal. Reads REDIS_URL, LOOPGATE_PREFIX and RETENTION_DAYS
-from the environment (and from .env in the working directory, like the bot and the workers).
+Inspect a loopgate installation from a terminal. Reads REDIS_URL (or REDIS_CLUSTER_NODES, REDIS_TLS),
+REDIS_USERNAME, REDIS_PASSWORD, LOOPGATE_PREFIX and RETENTION_DAYS from the environment (and from .env
+in the working directory, like the bot and the workers).
 
 Commands:
 ${COMMANDS.map((c) => `  ${c.name.padEnd(14)}${c.summary}`).join('\n')}

@@ -5,7 +5,15 @@
  */
 import { loadEnvVars } from '../config/env.js';
 
-const CLI_VARS = ['REDIS_URL', 'LOOPGATE_PREFIX', 'RETENTION_DAYS'] as const;
+const CLI_VARS = [
+  'REDIS_URL',
+  'REDIS_CLUSTER_NODES',
+  'REDIS_TLS',
+  'REDIS_USERNAME',
+  'REDIS_PASSWORD',
+  'LOOPGATE_PREFIX',
+  'RETENTION_DAYS',
+] as const;
 
 export type CliEnv = ReturnType<typeof loadCliEnv>;
 

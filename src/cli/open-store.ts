@@ -1,3 +1,5 @@
+import { redisTarget } from '../config/redis-target.js';
+import { refuseClusterNode } from '../queue/cluster-node-check.js';
 import { createStore, type Store } from '../store/index.js';
 import { loadCliEnv } from './env.js';
 import { connectRedis } from './redis.js';
@@ -8,8 +10,13 @@ const DAY_MS = 86_400_000;
 export async function openStore(
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<{ store: Store; close(): Promise<void> }> {
-  const { REDIS_URL, LOOPGATE_PREFIX, RETENTION_DAYS } = loadCliEnv(env);
-  const redis = await connectRedis(REDIS_URL);
+  const vars = loadCliEnv(env);
+  const { LOOPGATE_PREFIX, RETENTION_DAYS } = vars;
+  const redis = await connectRedis(redisTarget(vars));
+  await refuseClusterNode(redis).catch((error: unknown) => {
+    redis.disconnect();
+    throw error;
+  });
   return {
     store: createStore(redis, { prefix: LOOPGATE_PREFIX, retentionMs: RETENTION_DAYS * DAY_MS }),
     close: async () => {

@@ -5,6 +5,7 @@
 import { config as loadDotenvFile } from 'dotenv';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
+import { parseSeedNodes, redisVarProblems } from './redis-target.js';
 
 /** One variable: its schema, what a valid value looks like (quoted in errors), and whether it is a secret. */
 interface VarSpec<S extends z.ZodType> {
@@ -74,6 +75,34 @@ const VARS = {
   REDIS_URL: spec({
     schema: z.url({ protocol: /^rediss?$/ }).default('redis://127.0.0.1:6379'),
     expected: 'a redis:// or rediss:// URL, default redis://127.0.0.1:6379',
+  }),
+  REDIS_CLUSTER_NODES: spec({
+    schema: z
+      .string()
+      .transform((text, ctx) => {
+        const nodes = parseSeedNodes(text);
+        if (nodes === null) ctx.addIssue({ code: 'custom', message: 'not host:port,host:port' });
+        return nodes ?? z.NEVER;
+      })
+      .optional(),
+    expected:
+      'optional; seed nodes of a Redis Cluster as host:port,host:port (e.g. 10.0.0.1:6379,10.0.0.2:6379), without a scheme',
+  }),
+  REDIS_TLS: spec({
+    schema: z
+      .enum(['true', 'false'])
+      .transform((v) => v === 'true')
+      .optional(),
+    expected: 'optional; true or false: TLS to every node of REDIS_CLUSTER_NODES',
+  }),
+  REDIS_USERNAME: spec({
+    schema: z.string().min(1).optional(),
+    expected: 'optional; the Redis ACL user name',
+  }),
+  REDIS_PASSWORD: spec({
+    schema: z.string().min(1).optional(),
+    expected: 'optional; the Redis password (of REDIS_USERNAME, else of the default user)',
+    secret: true,
   }),
   PORT: spec({
     schema: integer(1, 65535).default(3000),
@@ -210,6 +239,12 @@ function validate(
     for (const issue of parsed.error.issues) {
       const name = issue.path[0] as VarName;
       if (!problems.has(name)) problems.set(name, describeBadValue(name, input[name]));
+    }
+  }
+  if (parsed.success && names.includes('REDIS_URL') && names.includes('REDIS_CLUSTER_NODES')) {
+    const vars = parsed.data as Parameters<typeof redisVarProblems>[0];
+    for (const [name, problem] of redisVarProblems(vars, input.REDIS_URL !== undefined)) {
+      problems.set(name as VarName, problem);
     }
   }
   if (!parsed.success || problems.size > 0) {

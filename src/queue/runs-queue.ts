@@ -1,5 +1,5 @@
 import { type Job, Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import { type JobData, jobSchemas, type RunJob } from './job-data.js';
 import { jobIdFor } from './job-ids.js';
 import { DEFAULT_JOB_OPTIONS, jobOptions } from './job-options.js';
@@ -8,7 +8,7 @@ import { type JobName, queuePrefix, RUNS_QUEUE } from './names.js';
 export type RunsQueue = Queue<JobData<JobName>, unknown, JobName>;
 
 /** The runs queue (producer side) on a connection from `createRedisConnection(url, 'producer')`. */
-export function createRunsQueue(connection: Redis, prefix?: string): RunsQueue {
+export function createRunsQueue(connection: RedisClient, prefix?: string): RunsQueue {
   return new Queue<JobData<JobName>, unknown, JobName>(RUNS_QUEUE, {
     connection,
     prefix: queuePrefix(prefix),

@@ -47,9 +47,14 @@ export const STORE_LAYOUT = 2;
  * (and those appended by appendTrace) is stored as its object.
  * Messages are stored as their JSON objects.
  *
- * Everything of one run hashes to one slot, so the Lua scripts may touch all of it atomically. The
- * cross-run indexes are keys of their own (any slot) and are therefore written outside the scripts,
- * right after them (or beside them); readers tolerate entries whose run or approval is gone:
+ * Everything of one run hashes to one slot, so the Lua scripts may touch all of it atomically (they
+ * build approval and ledger keys from `base`, the run's own tag, so even those they do not declare are
+ * in the slot of their KEYS). The cross-run keys below carry no tag: Redis Cluster hashes each one
+ * whole, so the per-channel and per-user indexes and the rate counters spread over the cluster, while
+ * the pending-approvals index and the audit stream are one key each (readers need one order across
+ * all runs; their load is a few commands per decision). Every command on them names one key, and they
+ * are written outside the scripts, right after them (or beside them); readers tolerate entries whose
+ * run or approval is gone:
  *
  *   <p>:idx:channel:<teamId>:<channelId>  zset   run ids by creation time
  *   <p>:idx:user:<teamId>:<userId>        zset   run ids by creation time

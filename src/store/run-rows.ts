@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import type { StoreContext } from './context.js';
 import { isRunId } from './ids.js';
+import { primaries } from './nodes.js';
 import { slackContextSchema } from './records.js';
 import type { RunIndexScope } from './run-index.js';
 import { runStatusSchema, stopReasonSchema } from './run-state-schema.js';
@@ -59,15 +60,14 @@ export async function readRunRows(
   runIds: readonly string[],
 ): Promise<{ rows: RunRow[]; unreadable: UnreadableRun[] }> {
   if (runIds.length === 0) return { rows: [], unreadable: [] };
-  const pipeline = ctx.redis.pipeline();
-  for (const runId of runIds) pipeline.hmget(ctx.keys.run(runId).header, ...FIELDS);
-  const replies = (await pipeline.exec()) ?? [];
+  // One command per run, not a pipeline: on a Cluster the runs' headers are on different nodes.
+  const replies = await Promise.all(
+    runIds.map((runId) => ctx.redis.hmget(ctx.keys.run(runId).header, ...FIELDS)),
+  );
   const rows: RunRow[] = [];
   const unreadable: UnreadableRun[] = [];
-  replies.forEach(([error, values], i) => {
+  replies.forEach((list, i) => {
     const runId = runIds[i] as string;
-    if (error) throw error;
-    const list = Array.isArray(values) ? values : [];
     if (list[0] === null || list[0] === undefined) return; // expired or never existed
     const parsed = headerRow.safeParse(Object.fromEntries(FIELDS.map((field, j) => [field, list[j] ?? ''])));
     if (!parsed.success) {
@@ -108,9 +108,9 @@ const SCAN_BATCH = 1_000;
 const READ_BATCH = 500;
 
 /**
- * The newest runs across every channel, by SCANning run header keys. SCAN walks the whole keyspace, so it
- * stops after `maxHeaders` headers; `complete` says whether it saw them all. Against Redis Cluster it sees
- * only the node it is connected to.
+ * The newest runs across every channel, by SCANning run header keys on every primary (a Cluster's
+ * nodes one after the other). SCAN walks the whole keyspace, so it stops after `maxHeaders` headers;
+ * `complete` says whether it saw them all.
  */
 export async function scanRecentRunIds(
   ctx: StoreContext,
@@ -121,25 +121,34 @@ export async function scanRecentRunIds(
   const idOf = new RegExp(`^${escapeRegExp(ctx.keys.prefix)}:run:\\{(.+)\\}:header$`);
   // SCAN may return a key more than once: a set keeps each run once.
   const found = new Set<string>();
-  let cursor = '0';
-  do {
-    const [next, keys] = await ctx.redis.scan(cursor, 'MATCH', pattern, 'COUNT', SCAN_BATCH);
-    cursor = next;
-    for (const key of keys) {
-      const runId = idOf.exec(key)?.[1];
-      if (runId !== undefined && isRunId(runId)) found.add(runId);
+  let scannedAll = true;
+  const nodes = primaries(ctx.redis);
+  for (const [n, node] of nodes.entries()) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', SCAN_BATCH);
+      cursor = next;
+      for (const key of keys) {
+        const runId = idOf.exec(key)?.[1];
+        if (runId !== undefined && isRunId(runId)) found.add(runId);
+      }
+    } while (cursor !== '0' && found.size < maxHeaders);
+    if (cursor !== '0') scannedAll = false;
+    if (found.size >= maxHeaders) {
+      // The nodes not visited may hold more runs.
+      if (n < nodes.length - 1) scannedAll = false;
+      break;
     }
-  } while (cursor !== '0' && found.size < maxHeaders);
+  }
   const examined = [...found].slice(0, maxHeaders);
 
   const created: Array<{ runId: string; at: number }> = [];
   for (let i = 0; i < examined.length; i += READ_BATCH) {
     const batch = examined.slice(i, i + READ_BATCH);
-    const pipeline = ctx.redis.pipeline();
-    for (const runId of batch) pipeline.hget(ctx.keys.run(runId).header, 'createdAt');
-    const replies = (await pipeline.exec()) ?? [];
-    replies.forEach(([error, value], j) => {
-      if (error) throw error;
+    const replies = await Promise.all(
+      batch.map((runId) => ctx.redis.hget(ctx.keys.run(runId).header, 'createdAt')),
+    );
+    replies.forEach((value, j) => {
       if (typeof value === 'string') created.push({ runId: batch[j] as string, at: Number(value) });
     });
   }
@@ -147,7 +156,7 @@ export async function scanRecentRunIds(
   return {
     runIds: created.slice(0, limit).map((c) => c.runId),
     examined: examined.length,
-    complete: cursor === '0' && found.size <= maxHeaders,
+    complete: scannedAll && found.size <= maxHeaders,
   };
 }
 

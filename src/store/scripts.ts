@@ -28,6 +28,9 @@ const SCRIPT_KEYS = {
 
 export type ScriptName = keyof typeof SCRIPT_KEYS;
 
+/** Every script of the store (tests check each on a Redis Cluster). */
+export const SCRIPT_NAMES = Object.keys(SCRIPT_KEYS) as readonly ScriptName[];
+
 /** Runs one of the store's scripts; the reply is raw and must be decoded by the caller. */
 export type RunScript = (
   name: ScriptName,

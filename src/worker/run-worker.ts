@@ -1,7 +1,7 @@
 import { type Job, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { endRun } from '../loop/finish.js';
 import { isFinished } from '../loop/state.js';
+import type { RedisClient } from '../queue/connection.js';
 import { queuePrefix, RUNS_QUEUE } from '../queue/names.js';
 import { runIdForEvent, runIdOf } from '../store/ids.js';
 import { slackContextOf } from './advance.js';
@@ -60,7 +60,7 @@ async function endRunAfterFailure(rt: WorkerRuntime, job: Job, error: Error) {
   }
 }
 
-export function createRunWorker(rt: WorkerRuntime, connection: Redis, options: RunWorkerOptions = {}) {
+export function createRunWorker(rt: WorkerRuntime, connection: RedisClient, options: RunWorkerOptions = {}) {
   const processor = runsProcessor(rt);
   const worker = new Worker(RUNS_QUEUE, options.inFlight?.track(processor) ?? processor, {
     connection,

@@ -2,9 +2,11 @@ import type { Server } from 'node:http';
 import { loadEnv } from '../config/env.js';
 import { loadPolicy } from '../config/policy.js';
 import { configuredSecrets } from '../config/policy-env.js';
+import { redisTarget } from '../config/redis-target.js';
 import { createLogger, secretRedactor } from '../log/logger.js';
 import { startProbeServer } from '../metrics/http.js';
 import { createMetrics, type Metrics } from '../metrics/metrics.js';
+import { refuseClusterNode } from '../queue/cluster-node-check.js';
 import { createRedisConnection } from '../queue/connection.js';
 import { createRunsQueue, type RunsQueue } from '../queue/runs-queue.js';
 import type { Store } from '../store/store.js';
@@ -53,12 +55,14 @@ export async function startWorker(options: StartWorkerOptions = {}) {
   // Every configured secret, so logs and tool failures never show one whatever holds it.
   const secrets = secretRedactor(configuredSecrets(policy, process.env));
   const logger = createLogger({ level: env.LOG_LEVEL, service: 'loopgate-worker', secrets });
-  const storeConnection = createRedisConnection(env.REDIS_URL, 'store');
-  const producer = createRedisConnection(env.REDIS_URL, 'worker');
-  const workerConnection = createRedisConnection(env.REDIS_URL, 'worker');
+  const redis = redisTarget(env);
+  const storeConnection = createRedisConnection(redis, 'store');
+  const producer = createRedisConnection(redis, 'worker');
+  const workerConnection = createRedisConnection(redis, 'worker');
   for (const c of [storeConnection, producer, workerConnection]) {
     c.on('error', (err: Error) => logger.warn({ err }, 'redis connection error'));
   }
+  await refuseClusterNode(storeConnection);
   const store = createStore(storeConnection, {
     prefix: env.LOOPGATE_PREFIX,
     retentionMs: env.RETENTION_DAYS * 86_400_000,

@@ -18,8 +18,8 @@ Lists recent runs, newest first: id, status, stop reason, step, requester, chann
   --json        print a JSON array instead of a table
 
 Without --channel or --user it lists runs across all channels by scanning the run headers in Redis. It
-examines at most ${MAX_SCANNED_RUNS} headers (a note on stderr says when there were more) and, against
-Redis Cluster, only the node REDIS_URL points at. Runs are kept RETENTION_DAYS days after they end.`;
+examines at most ${MAX_SCANNED_RUNS} headers (a note on stderr says when there were more), on a Redis
+Cluster those of every primary. Runs are kept RETENTION_DAYS days after they end.`;
 
 const options = {
   team: { type: 'string' },

@@ -6,9 +6,8 @@
  * them. `close()` kills the processes, stops the fakes and deletes the prefix's keys, whatever happened.
  */
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { freePort } from '../../../demo/lib/free-port.js';
-import { createRedisConnection } from '../../../src/queue/connection.js';
+import { createRedisConnection, type RedisClient } from '../../../src/queue/connection.js';
 import { createRunsQueue, type RunsQueue } from '../../../src/queue/runs-queue.js';
 import { ACTION_IDS, CALLBACK_IDS, REJECT_REASON_INPUT } from '../../../src/slack/ids.js';
 import { runIdForEvent } from '../../../src/store/ids.js';
@@ -80,6 +79,11 @@ export interface SlackWorldOptions {
   redisUrl?: string;
   /** YAML lines appended to the policy file (e.g. an `mcp:` section). */
   policyExtra?: readonly string[];
+  /**
+   * Seed nodes (`host:port`) of a Redis Cluster: the processes get REDIS_CLUSTER_NODES instead of
+   * REDIS_URL, and the world's own store and queue connect to the cluster too.
+   */
+  clusterSeeds?: string[];
 }
 
 /** A question as the bot received it. */
@@ -112,6 +116,11 @@ export interface SlackWorld {
   processes: LoopgateProcess[];
   /** Starts another `npm run bot` (split mode) like the first one, on the same PORT (after it is gone). */
   startBot(): LoopgateProcess;
+  /**
+   * Stops every loopgate process (SIGTERM, waiting for each to exit) and starts them again with the same
+   * environment and ports; resolves once they are started and the bot is ready again.
+   */
+  restartAll(): Promise<void>;
   /** A URL `http_get` may fetch; answers 200 with a JSON status. */
   statusUrl(name: string): string;
   /**
@@ -194,10 +203,24 @@ async function poll<T>(
 export async function startSlackWorld(options: SlackWorldOptions): Promise<SlackWorld> {
   const bare = `lg${randomBytes(5).toString('hex')}`;
   const prefix = `{${bare}}`;
-  const connections: Redis[] = [];
+  const connections: RedisClient[] = [];
   const redisUrl = options.redisUrl ?? REDIS_URL;
+  const seeds = options.clusterSeeds;
+  const redisEnv: Record<string, string> = seeds
+    ? { REDIS_CLUSTER_NODES: seeds.join(',') }
+    : { REDIS_URL: redisUrl };
   const connect = (role: 'store' | 'producer') => {
-    const c = createRedisConnection(redisUrl, role, { connectionName: `lge2e-${bare}` });
+    const c = seeds
+      ? createRedisConnection(
+          {
+            kind: 'cluster',
+            nodes: seeds.map((seed) => ({ host: '127.0.0.1', port: Number(seed.split(':')[1]) })),
+            tls: false,
+          },
+          role,
+          { connectionName: `lge2e-${bare}` },
+        )
+      : createRedisConnection(redisUrl, role, { connectionName: `lge2e-${bare}` });
     // A test that stops Redis on purpose sees these fail; its assertions are on the processes.
     c.on('error', () => {});
     connections.push(c);
@@ -250,7 +273,7 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
     const model = routeModel(openai);
     const configPath = config.write('loopgate.yaml', policyYaml(fixture.url, options.policyExtra));
     const common = {
-      REDIS_URL: redisUrl,
+      ...redisEnv,
       LOOPGATE_PREFIX: prefix,
       SLACK_BOT_TOKEN: SLACK_TOKEN,
       SLACK_API_URL: slack.apiUrl,
@@ -264,16 +287,17 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
     const botEnv = { ...common, ...botSide, PORT: String(botPort) };
     const workerSide = { OPENAI_API_KEY: 'sk-e2e', OPENAI_BASE_URL: openai.url };
     const workerMetricsUrls: string[] = [];
+    const launches: Array<() => LoopgateProcess> = [];
     if (options.mode === 'single') {
-      processes.push(
+      launches.push(() =>
         spawnLoopgate('single', { ...common, ...botSide, ...workerSide, PORT: String(botPort) }, config.dir),
       );
     } else {
-      processes.push(spawnLoopgate('bot', botEnv, config.dir));
+      launches.push(() => spawnLoopgate('bot', botEnv, config.dir));
       for (let i = 0; i < (options.workers ?? 1); i++) {
         const metricsPort = await freePort();
         workerMetricsUrls.push(`http://127.0.0.1:${metricsPort}/metrics`);
-        processes.push(
+        launches.push(() =>
           spawnLoopgate(
             'worker',
             { ...common, ...workerSide, METRICS_PORT: String(metricsPort) },
@@ -282,6 +306,7 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
         );
       }
     }
+    processes.push(...launches.map((launch) => launch()));
     const botUrl = `http://127.0.0.1:${botPort}`;
     const botProbesUrl = `http://127.0.0.1:${botProbesPort}`;
     const fakeSlack = slack;
@@ -305,27 +330,38 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
       poll(what, probe, timeoutMs, diagnostics);
 
     // Started: each process says so, and the bot is ready (Redis answers and a worker takes jobs).
-    await Promise.all(
-      processes.map((p) =>
-        p.waitForLog(
-          (l) => l.msg === 'loopgate bot started' || l.msg === 'worker started',
-          'started',
-          60_000,
+    const started = async (running: readonly LoopgateProcess[]) => {
+      await Promise.all(
+        running.map((p) =>
+          p.waitForLog(
+            (l) => l.msg === 'loopgate bot started' || l.msg === 'worker started',
+            'started',
+            60_000,
+          ),
         ),
-      ),
-    );
-    if (options.mode === 'single') {
-      await processes[0]?.waitForLog((l) => l.msg === 'worker started', 'worker started', 60_000);
-    }
-    await waitFor(
-      'the bot to be ready (/readyz 200)',
-      () =>
-        fetch(`${botProbesUrl}/readyz`).then(
-          (r) => r.status === 200,
-          () => false,
-        ),
-      30_000,
-    );
+      );
+      if (options.mode === 'single') {
+        await running[0]?.waitForLog((l) => l.msg === 'worker started', 'worker started', 60_000);
+      }
+      await waitFor(
+        'the bot to be ready (/readyz 200)',
+        () =>
+          fetch(`${botProbesUrl}/readyz`).then(
+            (r) => r.status === 200,
+            () => false,
+          ),
+        30_000,
+      );
+    };
+    await started(processes);
+    const restartAll = async () => {
+      const old = processes.splice(0);
+      for (const p of old) p.signal('SIGTERM');
+      await Promise.all(old.map((p) => p.exit));
+      const fresh = launches.map((launch) => launch());
+      processes.push(...fresh);
+      await started(fresh);
+    };
     let channels = 0;
 
     const post: SlackWorld['post'] = (body, extra = {}) =>
@@ -410,6 +446,7 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
         processes.push(bot);
         return bot;
       },
+      restartAll,
       statusUrl: (name) => `${fakeFixture.url}/status/${name}`,
       deployUrl: (name) => `${fakeFixture.url}/deploy/${name}`,
       hits: (url) => {
