@@ -41,7 +41,13 @@ function callLines(call: TraceToolCall, waiting: boolean, maxChars: number): str
     const by = call.approval.decidedBy ? ` by ${call.approval.decidedBy}` : '';
     facts.push(`(${call.approval.outcome}${by}${call.approval.reason ? `: ${call.approval.reason}` : ''})`);
   }
-  const lines = [`  - ${facts.join(' ')}`, `      args:   ${shorten(call.args, maxChars)}`];
+  const lines = [`  - ${facts.join(' ')}`];
+  if (call.untrustedDescription !== undefined) {
+    lines.push(
+      `      tool described by its server (untrusted): ${shorten(call.untrustedDescription, maxChars)}`,
+    );
+  }
+  lines.push(`      args:   ${shorten(call.args, maxChars)}`);
   if (call.result !== undefined) lines.push(`      result: ${shorten(call.result, maxChars)}`);
   return lines;
 }

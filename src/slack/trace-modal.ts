@@ -10,6 +10,7 @@ import {
   escapeAndTruncate,
   escapeKeepingUserMentions,
   preformatted,
+  showInvisible,
   truncate,
   userMention,
 } from './mrkdwn.js';
@@ -19,11 +20,26 @@ import type { TraceStep, TraceToolCall, TraceView } from './trace.js';
 const ARGS_CHARS = 900;
 const RESULT_CHARS = 1_200;
 const STEP_TEXT_CHARS = 1_500;
+/** An MCP server's description on a tool's first call; the full text (up to 1,000) is in the card. */
+const DESCRIPTION_CHARS = 400;
 /** Calls shown per step; the rest are counted. Keeps one step well under the block budget. */
 const MAX_CALLS_PER_STEP = 20;
 
 export function formatDuration(ms: number): string {
   return ms < 1_000 ? `${Math.round(ms)} ms` : `${(ms / 1_000).toFixed(1)} s`;
+}
+
+/** A call's section, after its tool's outside description on the tool's first call (a context line). */
+function callBlocks(call: TraceToolCall): KnownBlock[] {
+  const described =
+    call.untrustedDescription === undefined
+      ? []
+      : [
+          context(
+            `_Description of \`${escapeAndTruncate(call.tool, 100, '…')}\` from its server (untrusted, it decides nothing):_ ${escapeAndTruncate(showInvisible(call.untrustedDescription), DESCRIPTION_CHARS)}`,
+          ),
+        ];
+  return [...described, callBlock(call)];
 }
 
 function callBlock(call: TraceToolCall): KnownBlock {
@@ -47,7 +63,7 @@ function stepBlocks(step: TraceStep): KnownBlock[] {
   const title = `*Step ${step.step}*${step.durationMs === undefined ? '' : ` · ${formatDuration(step.durationMs)}`}`;
   const text = step.text?.trim() ? `\n${escapeAndTruncate(step.text.trim(), STEP_TEXT_CHARS)}` : '';
   const blocks: KnownBlock[] = [section(`${title}${text}`)];
-  blocks.push(...step.calls.slice(0, MAX_CALLS_PER_STEP).map(callBlock));
+  blocks.push(...step.calls.slice(0, MAX_CALLS_PER_STEP).flatMap(callBlocks));
   const hidden = step.calls.length - MAX_CALLS_PER_STEP;
   if (hidden > 0) blocks.push(context(`… and ${hidden} more calls in this step`));
   return blocks;

@@ -18,6 +18,8 @@ export interface TraceToolCall {
   ok?: boolean;
   /** Present for gated calls that reached an end. */
   approval?: Pick<ActionRecord, 'outcome' | 'decidedBy' | 'reason'>;
+  /** On a tool's first call in the trace: its description, when it came from outside (an MCP server). */
+  untrustedDescription?: string;
 }
 
 export interface TraceStep {
@@ -42,6 +44,8 @@ export interface TraceTimings {
   steps?: Readonly<Record<number, number>>;
   tools?: Readonly<Record<string, number>>;
   effects?: Readonly<Record<string, ToolEffect>>;
+  /** Descriptions of tools from outside loopgate (MCP servers), by tool name. */
+  descriptions?: Readonly<Record<string, string>>;
 }
 
 const effect = z.enum(['read', 'write', 'notify']);
@@ -51,6 +55,11 @@ const modelReplied = z.looseObject({
   durationMs: z.number(),
 });
 const toolStarted = z.looseObject({ type: z.literal('tool_started'), toolCallId: z.string(), effect });
+const toolDescribed = z.looseObject({
+  type: z.literal('tool_described'),
+  tool: z.string(),
+  text: z.string(),
+});
 const toolFinished = z.looseObject({
   type: z.literal('tool_finished'),
   toolCallId: z.string(),
@@ -63,7 +72,10 @@ export function timingsFromTrace(entries: readonly TraceEntry[]): Required<Trace
   const steps: Record<number, number> = {};
   const tools: Record<string, number> = {};
   const effects: Record<string, z.infer<typeof effect>> = {};
+  const descriptions: Record<string, string> = {};
   for (const entry of entries) {
+    const described = toolDescribed.safeParse(entry);
+    if (described.success) descriptions[described.data.tool] ??= described.data.text;
     const replied = modelReplied.safeParse(entry);
     if (replied.success) steps[replied.data.step] = replied.data.durationMs;
     const started = toolStarted.safeParse(entry);
@@ -74,7 +86,7 @@ export function timingsFromTrace(entries: readonly TraceEntry[]): Required<Trace
       effects[finished.data.toolCallId] = finished.data.effect;
     }
   }
-  return { steps, tools, effects };
+  return { steps, tools, effects, descriptions };
 }
 
 const OkFlag = z.object({ ok: z.boolean() });
@@ -96,6 +108,13 @@ export function traceFromRunState(state: RunState, timings: TraceTimings = {}): 
   const actions = new Map(state.actions.map((a) => [a.toolCallId, a]));
 
   const steps: TraceStep[] = [];
+  const shownDescriptions = new Set<string>();
+  const descriptionOf = (tool: string): string | undefined => {
+    const text = timings.descriptions?.[tool];
+    if (text === undefined || shownDescriptions.has(tool)) return undefined;
+    shownDescriptions.add(tool);
+    return text;
+  };
   for (const message of state.messages) {
     if (message.role !== 'assistant') continue;
     const step = steps.length + 1;
@@ -106,6 +125,7 @@ export function traceFromRunState(state: RunState, timings: TraceTimings = {}): 
       calls: (message.toolCalls ?? []).map((call) => {
         const result = results.get(call.id);
         const action = actions.get(call.id);
+        const untrustedDescription = descriptionOf(call.name);
         return {
           toolCallId: call.id,
           tool: call.name,
@@ -115,6 +135,7 @@ export function traceFromRunState(state: RunState, timings: TraceTimings = {}): 
           result,
           ok: result === undefined ? undefined : okOf(result),
           approval: action && { outcome: action.outcome, decidedBy: action.decidedBy, reason: action.reason },
+          ...(untrustedDescription === undefined ? {} : { untrustedDescription }),
         };
       }),
     });

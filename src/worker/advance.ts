@@ -64,7 +64,7 @@ function progressOf(event: EngineEvent): string | null {
 export function advanceRun(rt: WorkerRuntime, runId: string, jobId: string): Promise<AdvanceResult> {
   const log = rt.logger.child({ runId, jobId });
   return withRunLease(rt, runId, jobId, log, async (lease) => {
-    const trace = new TraceRecorder(rt.store.runs, runId, rt.clock.now);
+    const trace = new TraceRecorder(rt.store.runs, runId, rt.clock.now, rt.untrustedToolText);
     try {
       return await advanceHeld(rt, runId, lease, trace, log);
     } finally {

@@ -85,6 +85,7 @@ export async function buildWorkerRuntime({
     }),
     tools: registry(),
     mcp,
+    untrustedToolText: (tool) => mcp.tools().get(tool)?.description,
     policy: {
       limits: limitsFromPolicy(policy),
       approversFor: (tool) => approversFor(policy, tool),

@@ -117,7 +117,7 @@ async function runOnce(
   fence: number,
   log: Logger,
 ): Promise<Resolution> {
-  const trace = new TraceRecorder(rt.store.runs, state.runId, rt.clock.now);
+  const trace = new TraceRecorder(rt.store.runs, state.runId, rt.clock.now, rt.untrustedToolText);
   const deps: EngineDeps = {
     ...engineDeps(rt, log, trace),
     ledger: storeExecutionLedger(rt.store.ledger, {

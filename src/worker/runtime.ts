@@ -35,4 +35,9 @@ export interface WorkerRuntime {
   timeZoneOf?: (userId: string) => Promise<string | undefined>;
   /** Prometheus metrics of this process, when it serves them. */
   metrics?: Metrics;
+  /**
+   * A tool's description when it comes from outside loopgate (an MCP server's): kept in the run's trace
+   * where a tool is first used, so people can read what the model was told about it.
+   */
+  untrustedToolText?: (tool: string) => string | undefined;
 }

@@ -1,6 +1,6 @@
 import type { EngineEvent, EventSink } from '../loop/types.js';
+import type { TraceEntry } from '../store/records.js';
 import type { RunStore } from '../store/run-store.js';
-import type { RecordedTraceEntry } from '../store/trace-codec.js';
 
 /**
  * The trace entry kept for an engine event, or null for one not worth a write. Only what the run's
@@ -9,7 +9,7 @@ import type { RecordedTraceEntry } from '../store/trace-codec.js';
  * read's start follow from the end's time and duration. A gated call's start is kept: it shows that a
  * side effect began even when a crash keeps its end from being recorded.
  */
-export function traceEntryOf(event: EngineEvent, at: number): RecordedTraceEntry | null {
+export function traceEntryOf(event: EngineEvent, at: number): TraceEntry | null {
   switch (event.type) {
     case 'step_started':
       return null;
@@ -49,23 +49,33 @@ export function traceEntryOf(event: EngineEvent, at: number): RecordedTraceEntry
 /**
  * Buffers the trace entries of one job's engine events. The checkpoint takes them (`take`) and writes
  * them with the step in the same script; `flush` writes whatever was recorded after the last one.
+ * `untrustedText` gives a tool's description when it comes from outside loopgate (an MCP server):
+ * it is kept once per tool and job, where the tool is first used (`tool_described`).
  */
 export class TraceRecorder {
-  private buffer: RecordedTraceEntry[] = [];
+  private buffer: TraceEntry[] = [];
+  private readonly described = new Set<string>();
 
   constructor(
     private readonly runs: RunStore,
     private readonly runId: string,
     private readonly now: () => number,
+    private readonly untrustedText?: (tool: string) => string | undefined,
   ) {}
 
   readonly record: EventSink = (event: EngineEvent) => {
-    const entry = traceEntryOf(event, this.now());
+    const at = this.now();
+    if (event.type === 'tool_started' && !this.described.has(event.tool)) {
+      this.described.add(event.tool);
+      const text = this.untrustedText?.(event.tool);
+      if (text) this.buffer.push({ type: 'tool_described', at, tool: event.tool, text });
+    }
+    const entry = traceEntryOf(event, at);
     if (entry) this.buffer.push(entry);
   };
 
   /** The entries recorded since the previous take or flush; the buffer starts over. */
-  take(): RecordedTraceEntry[] {
+  take(): TraceEntry[] {
     const entries = this.buffer;
     this.buffer = [];
     return entries;
