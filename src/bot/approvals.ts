@@ -17,6 +17,7 @@ import type { BotContext } from './context.js';
 import { withRetries } from './retry.js';
 import type { EphemeralTarget } from './slack-calls.js';
 import type { ClickTarget } from './slack-payloads.js';
+import { unconfirmedDecisionText } from './unconfirmed-decision.js';
 
 function approvalClick(target: ClickTarget): ApprovalClick {
   return {
@@ -69,6 +70,8 @@ async function decide(
     if (error instanceof StoreError && error.code === 'run_ended') {
       return { recorded: false, message: runEndedText(record) };
     }
+    const unconfirmed = unconfirmedDecisionText(error);
+    if (unconfirmed) return { recorded: false, message: unconfirmed };
     throw error;
   }
   if (result.changed) redrawCard(ctx, result.record);

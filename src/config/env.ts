@@ -120,6 +120,16 @@ const VARS = {
     schema: integer(1, 3650).default(7),
     expected: 'days, an integer from 1 to 3650, default 7',
   }),
+  REDIS_WAIT_REPLICAS: spec({
+    schema: integer(0, 16).default(0),
+    expected:
+      'replicas that must confirm an execution or decision record before it counts (Redis WAIT), an integer from 0 to 16, 0 for off; default 0',
+  }),
+  REDIS_WAIT_TIMEOUT_MS: spec({
+    // WAIT's timeout 0 blocks forever; a bound keeps a click or a job from hanging on a dead replica.
+    schema: integer(1, 10_000).default(500),
+    expected: 'milliseconds WAIT may block for REDIS_WAIT_REPLICAS, an integer from 1 to 10000, default 500',
+  }),
 } as const;
 
 export type VarName = keyof typeof VARS;

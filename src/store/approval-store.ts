@@ -3,6 +3,7 @@ import type { GatedCall } from '../loop/types.js';
 import type { AuditLog } from './audit-log.js';
 import type { StoreContext } from './context.js';
 import { badReply, decode, replyArray } from './decode.js';
+import { StoreError } from './errors.js';
 import { approvalIdFor, nextRoundOf, runIdOf } from './ids.js';
 import {
   type ApprovalDecision,
@@ -14,6 +15,7 @@ import {
   approversSchema,
   hashFromPairs,
 } from './records.js';
+import { scriptWithWait } from './replicated.js';
 
 /** The decision reason of a round created by "Approve again". */
 export const REAPPROVE_REASON = 'approved again after an unknown outcome';
@@ -134,23 +136,41 @@ export class ApprovalStore {
    * `run_ended` for an approve or reject of a pending approval whose run has ended (checked in the same
    * script as the decision, so a click between a run's final save and the cancelling of its approvals
    * cannot record an approval that nothing will run).
+   *
+   * With `waitReplicas` > 0, a person's decision (approved/rejected) counts only once that many replicas
+   * have it (Redis WAIT): otherwise it is withdrawn (the approval is pending again, nothing audited) and
+   * `durability_unconfirmed` is thrown, so no card shows a decision a failover could forget. A decision
+   * whose call a worker already began executing stands.
    */
   async decide(input: DecideInput): Promise<DecideResult> {
     const { approvalId } = input;
     const decision = approvalStatusSchema.exclude(['pending']).parse(input.decision);
-    const reply = await this.ctx.script(
-      'decideApproval',
-      [
-        this.ctx.keys.approval(approvalId),
-        this.ctx.keys.ledger(approvalId),
-        this.ctx.keys.run(runIdOf(approvalId)).header,
-      ],
-      [decision, input.decidedBy ?? '', input.reason ?? '', input.now, randomUUID()],
-    );
+    const keys = [
+      this.ctx.keys.approval(approvalId),
+      this.ctx.keys.ledger(approvalId),
+      this.ctx.keys.run(runIdOf(approvalId)).header,
+    ];
+    const nonce = randomUUID();
+    const args = [decision, input.decidedBy ?? '', input.reason ?? '', input.now, nonce];
+    const byPerson = decision === 'approved' || decision === 'rejected';
+    const { reply, confirmed, replicas } = byPerson
+      ? await scriptWithWait(this.ctx, 'decideApproval', keys, args)
+      : { reply: await this.ctx.script('decideApproval', keys, args), confirmed: true, replicas: 0 };
     const [changed, won, ...pairs] = replyArray('decideApproval', reply, { approvalId });
     const record = decode(`approval ${approvalId}`, { approvalId }, () =>
       approvalFromHash(hashFromPairs(pairs)),
     );
+    if (won === 1 && !confirmed) {
+      const withdrawn = await this.ctx.script('withdrawDecision', keys.slice(0, 2), [nonce]);
+      if (withdrawn === 1) {
+        const wanted = this.ctx.options.waitReplicas;
+        throw new StoreError(
+          'durability_unconfirmed',
+          `${replicas} of ${wanted} Redis replicas confirmed the decision on ${approvalId} within ${this.ctx.options.waitTimeoutMs} ms; it was withdrawn`,
+          { approvalId, replicas, wanted },
+        );
+      }
+    }
     if (changed === 1) {
       await Promise.all([
         this.ctx.redis.zrem(this.ctx.keys.pendingApprovals, approvalId),

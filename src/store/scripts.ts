@@ -18,6 +18,7 @@ const SCRIPT_KEYS = {
   updateIfExists: 1,
   createApprovals: 3,
   decideApproval: 3,
+  withdrawDecision: 2,
   cancelApprovals: 1,
   beginExecution: 2,
   finishExecution: 2,
