@@ -1,0 +1,44 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { ACTION_IDS } from '../../src/slack/ids.js';
+import { type BotFixture, CHANNEL, MANAGER, startBotFixture } from './bot-fixture.js';
+
+// The test Redis at 127.0.0.1:6379 has no replicas, so with REDIS_WAIT_REPLICAS 1 no decision is ever
+// confirmed: the click must be told so, and nothing may look decided.
+let fx: BotFixture | undefined;
+afterEach(async () => {
+  await fx?.cleanup();
+  fx = undefined;
+});
+
+describe('a click whose decision no Redis replica confirms (REDIS_WAIT_REPLICAS)', () => {
+  it('is told it was not recorded; the card, the approval, the audit log and the queue are unchanged', async () => {
+    fx = await startBotFixture({ store: { waitReplicas: 1, waitTimeoutMs: 50 } });
+    const pending = await fx.pendingApproval();
+    const res = await fx.click({
+      user: MANAGER,
+      channel: CHANNEL,
+      messageTs: pending.cardTs,
+      threadTs: pending.threadTs,
+      action: { actionId: ACTION_IDS.approve, value: pending.approvalId },
+    });
+    expect(res.status).toBe(200);
+    await fx.bot.idle();
+    const told = fx.fake.ephemerals(CHANNEL).filter((e) => e.user === MANAGER);
+    expect(told.map((e) => e.text)).toEqual([
+      'Your decision was not recorded: Redis could not confirm that it reached a replica. Nothing was changed; please try again in a moment.',
+    ]);
+    expect(await fx.store.approvals.get(pending.approvalId)).toMatchObject({
+      status: 'pending',
+      decidedBy: null,
+      decidedAt: null,
+    });
+    expect(await fx.store.ledger.get(pending.approvalId)).toBeNull();
+    expect(fx.fake.callsOf('chat.update').filter((c) => c.args.ts === pending.cardTs)).toHaveLength(0);
+    expect((await fx.jobs()).filter((job) => job.name === 'resume')).toHaveLength(0);
+    expect(await fx.store.audit.recent()).toHaveLength(0);
+    // Still pending in the index, so "approvals I may decide" lists it for the retry.
+    expect((await fx.store.approvals.listPending(Date.now())).map((r) => r.approvalId)).toEqual([
+      pending.approvalId,
+    ]);
+  });
+});
