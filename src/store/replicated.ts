@@ -10,8 +10,12 @@ export interface ReplicatedReply {
   replicas: number;
 }
 
-/** Redirections that mean the script did not run on that node, so it may be sent again. */
-const REDIRECTED = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN)\b/;
+/**
+ * The node could not be reached or no longer serves the slot (a failover in progress). Sending the script
+ * again is safe: after a redirection it did not run, and after a lost connection a resend is recognised
+ * by its nonce as the call that ran (every script here is written for resends).
+ */
+const UNREACHED = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN)\b|^Connection is closed|^Too many Cluster redirections/;
 const ATTEMPTS = 3;
 
 /**
@@ -21,9 +25,10 @@ const ATTEMPTS = 3;
  * connection, which a separate WAIT (keyless, so sent to any node) would not.
  *
  * The script goes as EVAL with its source: with EVALSHA a NOSCRIPT reply would make ioredis send it
- * again outside the pipeline, after the WAIT, which would then confirm nothing. A redirection (a failover
- * moved the slot) means the script did not run: a keyed command through the client follows it and
- * updates ioredis' slot map, then the pipeline is sent again, at most ATTEMPTS times in all.
+ * again outside the pipeline, after the WAIT, which would then confirm nothing. When the node was not
+ * reached (a failover moved the slot), a keyed command through the client follows ioredis' own
+ * redirection and reconnection and updates its slot map, then the pipeline is sent again, at most
+ * ATTEMPTS times in all.
  */
 export async function scriptWithWait(
   ctx: StoreContext,
@@ -44,7 +49,7 @@ export async function scriptWithWait(
     const [scriptReply, waitReply] = replies ?? [];
     const scriptError = scriptReply?.[0];
     if (scriptError) {
-      if (attempt < ATTEMPTS && REDIRECTED.test(scriptError.message) && keys[0] !== undefined) {
+      if (attempt < ATTEMPTS && UNREACHED.test(scriptError.message) && keys[0] !== undefined) {
         await ctx.redis.exists(keys[0]);
         continue;
       }
