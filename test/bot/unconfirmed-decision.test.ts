@@ -1,9 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ACTION_IDS } from '../../src/slack/ids.js';
+import { ACTION_IDS, CALLBACK_IDS, REJECT_REASON_INPUT } from '../../src/slack/ids.js';
+import { interactivityBody, viewSubmissionPayload } from '../fakes/slack-signing.js';
 import { type BotFixture, CHANNEL, MANAGER, startBotFixture } from './bot-fixture.js';
 
 // The test Redis at 127.0.0.1:6379 has no replicas, so with REDIS_WAIT_REPLICAS 1 no decision is ever
 // confirmed: the click must be told so, and nothing may look decided.
+const NOT_RECORDED =
+  'Your decision was not recorded: Redis could not confirm that it reached a replica. Nothing was changed; please try again in a moment.';
+
 let fx: BotFixture | undefined;
 afterEach(async () => {
   await fx?.cleanup();
@@ -24,9 +28,7 @@ describe('a click whose decision no Redis replica confirms (REDIS_WAIT_REPLICAS)
     expect(res.status).toBe(200);
     await fx.bot.idle();
     const told = fx.fake.ephemerals(CHANNEL).filter((e) => e.user === MANAGER);
-    expect(told.map((e) => e.text)).toEqual([
-      'Your decision was not recorded: Redis could not confirm that it reached a replica. Nothing was changed; please try again in a moment.',
-    ]);
+    expect(told.map((e) => e.text)).toEqual([NOT_RECORDED]);
     expect(await fx.store.approvals.get(pending.approvalId)).toMatchObject({
       status: 'pending',
       decidedBy: null,
@@ -40,5 +42,36 @@ describe('a click whose decision no Redis replica confirms (REDIS_WAIT_REPLICAS)
     expect((await fx.store.approvals.listPending(Date.now())).map((r) => r.approvalId)).toEqual([
       pending.approvalId,
     ]);
+  });
+
+  it('a Reject reason submitted then: the modal says it was not recorded, and the approval stays pending', async () => {
+    fx = await startBotFixture({ store: { waitReplicas: 1, waitTimeoutMs: 50 } });
+    const pending = await fx.pendingApproval();
+    const metadata = JSON.stringify({
+      approvalId: pending.approvalId,
+      channel: CHANNEL,
+      messageTs: pending.cardTs,
+    });
+    const res = await fx.post(
+      interactivityBody(
+        viewSubmissionPayload(fx.id, {
+          user: MANAGER,
+          callbackId: CALLBACK_IDS.rejectReason,
+          privateMetadata: metadata,
+          values: {
+            [REJECT_REASON_INPUT.blockId]: {
+              [REJECT_REASON_INPUT.actionId]: { type: 'plain_text_input', value: 'not now' },
+            },
+          },
+        }),
+      ),
+    );
+    const answer = (await res.json()) as { response_action: string; view: { blocks: unknown[] } };
+    expect(answer.response_action).toBe('update');
+    expect(JSON.stringify(answer.view.blocks)).toContain('Your decision was not recorded');
+    await fx.bot.idle();
+    expect((await fx.store.approvals.get(pending.approvalId))?.status).toBe('pending');
+    expect(fx.fake.callsOf('chat.update').filter((c) => c.args.ts === pending.cardTs)).toHaveLength(0);
+    expect(await fx.store.audit.recent()).toHaveLength(0);
   });
 });

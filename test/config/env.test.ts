@@ -176,11 +176,16 @@ describe('loadEnv: errors name the key and what is expected', () => {
       { envFile: false },
     );
     expect(env).toMatchObject({ REDIS_WAIT_REPLICAS: 2, REDIS_WAIT_TIMEOUT_MS: 250 });
-    // A timeout of 0 would make WAIT block forever; one replica count past any real setup is a typo.
-    const error = configErrorOf({ ...SECRETS, REDIS_WAIT_REPLICAS: '17', REDIS_WAIT_TIMEOUT_MS: '0' });
+    const error = configErrorOf({ ...SECRETS, REDIS_WAIT_REPLICAS: '17', REDIS_WAIT_TIMEOUT_MS: '2001' });
     expect(error.problems.map((p) => p.key)).toEqual(['REDIS_WAIT_REPLICAS', 'REDIS_WAIT_TIMEOUT_MS']);
+    // A timeout of 0 would make WAIT block forever.
+    expect(configErrorOf({ ...SECRETS, REDIS_WAIT_TIMEOUT_MS: '0' }).problems.map((p) => p.key)).toEqual([
+      'REDIS_WAIT_TIMEOUT_MS',
+    ]);
     expect(error.message).toContain('REDIS_WAIT_REPLICAS: invalid value "17" (replicas that must confirm');
-    expect(error.message).toContain('REDIS_WAIT_TIMEOUT_MS: invalid value "0" (milliseconds WAIT may block');
+    expect(error.message).toContain(
+      'REDIS_WAIT_TIMEOUT_MS: invalid value "2001" (milliseconds WAIT may block',
+    );
   });
 
   it('never echoes the value of a secret', () => {
