@@ -217,6 +217,8 @@ export async function reapproveClicked(ctx: BotContext, target: ClickTarget): Pr
         `This \`${record.tool}\` call has no unknown outcome (it never started, or its result is recorded), so there is nothing to approve again. Nothing was changed.`,
       );
     }
+    const unconfirmed = unconfirmedDecisionText(error);
+    if (unconfirmed) return tellClicker(ctx, target, unconfirmed);
     throw error;
   }
   if (!again.won) {

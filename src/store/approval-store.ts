@@ -162,14 +162,7 @@ export class ApprovalStore {
     );
     if (won === 1 && !confirmed) {
       const withdrawn = await this.ctx.script('withdrawDecision', keys.slice(0, 2), [nonce]);
-      if (withdrawn === 1) {
-        const wanted = this.ctx.options.waitReplicas;
-        throw new StoreError(
-          'durability_unconfirmed',
-          `${replicas} of ${wanted} Redis replicas confirmed the decision on ${approvalId} within ${this.ctx.options.waitTimeoutMs} ms; it was withdrawn`,
-          { approvalId, replicas, wanted },
-        );
-      }
+      if (withdrawn === 1) throw this.unconfirmed(approvalId, replicas);
     }
     if (changed === 1) {
       await Promise.all([
@@ -184,7 +177,9 @@ export class ApprovalStore {
    * "Approve again" after an unknown outcome: creates the next round of `approvalId`'s call, approved by
    * `decidedBy`, with the same arguments (first click wins: `won` is false when the round already
    * existed). Audited like any decision. Throws `not_found`, or `not_unknown` when the earlier round's
-   * outcome is known (or it never ran), since then there is nothing to approve again.
+   * outcome is known (or it is still only approved), since then there is nothing to approve again. With
+   * `waitReplicas` > 0 the new round counts only once that many replicas have it, like `decide`: else it
+   * is removed again and `durability_unconfirmed` is thrown.
    */
   async reapprove(input: {
     approvalId: string;
@@ -194,21 +189,29 @@ export class ApprovalStore {
   }): Promise<{ record: ApprovalRecord; won: boolean }> {
     const { approvalId } = input;
     const next = nextRoundOf(approvalId);
-    const reply = await this.ctx.script(
-      'reapproveCall',
-      [
-        this.ctx.keys.approval(approvalId),
-        this.ctx.keys.ledger(approvalId),
-        this.ctx.keys.approval(next),
-        this.ctx.keys.ledger(next),
-        this.ctx.keys.run(runIdOf(approvalId)).approvals,
-      ],
-      [input.decidedBy, input.now, randomUUID(), next, REAPPROVE_REASON],
-    );
+    const keys = [
+      this.ctx.keys.approval(approvalId),
+      this.ctx.keys.ledger(approvalId),
+      this.ctx.keys.approval(next),
+      this.ctx.keys.ledger(next),
+      this.ctx.keys.run(runIdOf(approvalId)).approvals,
+    ];
+    const nonce = randomUUID();
+    const { reply, confirmed, replicas } = await scriptWithWait(this.ctx, 'reapproveCall', keys, [
+      input.decidedBy,
+      input.now,
+      nonce,
+      next,
+      REAPPROVE_REASON,
+    ]);
     const [won, ...pairs] = replyArray('reapproveCall', reply, { approvalId });
     const record = decode(`approval ${next}`, { approvalId: next }, () =>
       approvalFromHash(hashFromPairs(pairs)),
     );
+    if (won === 1 && !confirmed) {
+      const withdrawn = await this.ctx.script('withdrawReapproval', keys.slice(2), [nonce, next]);
+      if (withdrawn === 1) throw this.unconfirmed(next, replicas);
+    }
     if (won === 1) await this.audit.appendDecision(record, input.permalink);
     return { record, won: won === 1 };
   }
@@ -279,6 +282,15 @@ export class ApprovalStore {
     const stale = ids.filter((_, i) => found[i]?.status !== 'pending');
     if (stale.length > 0) await this.ctx.redis.zrem(key, ...stale);
     return found.filter((r): r is ApprovalRecord => r?.status === 'pending');
+  }
+
+  private unconfirmed(approvalId: string, replicas: number): StoreError {
+    const { waitReplicas, waitTimeoutMs } = this.ctx.options;
+    return new StoreError(
+      'durability_unconfirmed',
+      `${replicas} of ${waitReplicas} Redis replicas confirmed the decision on ${approvalId} within ${waitTimeoutMs} ms; it was withdrawn`,
+      { approvalId, replicas, wanted: waitReplicas },
+    );
   }
 
   /** Puts approvals that already existed into the index as they are: pending by expiry, others out. */

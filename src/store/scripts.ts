@@ -25,6 +25,7 @@ const SCRIPT_KEYS = {
   claimThread: 2,
   releaseThread: 3,
   reapproveCall: 5,
+  withdrawReapproval: 3,
 } as const;
 
 export type ScriptName = keyof typeof SCRIPT_KEYS;

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ACTION_IDS, CALLBACK_IDS, REJECT_REASON_INPUT } from '../../src/slack/ids.js';
+import { createStore, nextRoundOf } from '../../src/store/index.js';
 import { interactivityBody, viewSubmissionPayload } from '../fakes/slack-signing.js';
 import { type BotFixture, CHANNEL, MANAGER, startBotFixture } from './bot-fixture.js';
 
@@ -73,5 +74,53 @@ describe('a click whose decision no Redis replica confirms (REDIS_WAIT_REPLICAS)
     expect((await fx.store.approvals.get(pending.approvalId))?.status).toBe('pending');
     expect(fx.fake.callsOf('chat.update').filter((c) => c.args.ts === pending.cardTs)).toHaveLength(0);
     expect(await fx.store.audit.recent()).toHaveLength(0);
+  });
+
+  it('"Approve again" on a call that was not run: not recorded, no new round, the card unchanged', async () => {
+    fx = await startBotFixture({ store: { waitReplicas: 1, waitTimeoutMs: 50 } });
+    const pending = await fx.pendingApproval();
+    const { context } = fx.store;
+    // Approved through a store without WAIT; the call's start then goes unconfirmed, so it is not run.
+    const plain = createStore(context.redis, { prefix: context.options.prefix });
+    await plain.approvals.decide({
+      approvalId: pending.approvalId,
+      decision: 'approved',
+      decidedBy: MANAGER,
+      now: Date.now(),
+    });
+    const lease = await fx.store.leases.acquire(pending.runId, 'worker', 30_000);
+    if (!lease.acquired) throw new Error('lease not acquired');
+    const begin = {
+      approvalId: pending.approvalId,
+      fence: lease.fence,
+      argsHash: pending.record.argsHash,
+      now: Date.now(),
+    };
+    await expect(fx.store.ledger.begin(begin)).rejects.toMatchObject({ code: 'durability_unconfirmed' });
+    await fx.store.leases.release(pending.runId, lease.fence);
+    expect((await fx.store.ledger.get(pending.approvalId))?.status).toBe('not_started');
+
+    await fx.click({
+      user: MANAGER,
+      channel: CHANNEL,
+      messageTs: pending.cardTs,
+      threadTs: pending.threadTs,
+      action: { actionId: ACTION_IDS.reapprove, value: pending.approvalId },
+    });
+    await fx.bot.idle();
+    expect(
+      fx.fake
+        .ephemerals(CHANNEL)
+        .filter((e) => e.user === MANAGER)
+        .map((e) => e.text),
+    ).toEqual([NOT_RECORDED]);
+    const next = nextRoundOf(pending.approvalId);
+    expect(await fx.store.approvals.get(next)).toBeNull();
+    expect(await fx.store.ledger.get(next)).toBeNull();
+    expect((await fx.store.approvals.listForRun(pending.runId)).map((r) => r.approvalId)).toEqual([
+      pending.approvalId,
+    ]);
+    expect(fx.fake.callsOf('chat.update').filter((c) => c.args.ts === pending.cardTs)).toHaveLength(0);
+    expect((await fx.jobs()).filter((job) => job.name === 'resume')).toHaveLength(0);
   });
 });
