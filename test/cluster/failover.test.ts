@@ -118,7 +118,8 @@ function world(options: {
   const store: Store = createStore(client, {
     prefix,
     waitReplicas: options.waitReplicas,
-    waitTimeoutMs: 400,
+    // Room for a loaded machine's replica to answer; a frozen one never does.
+    waitTimeoutMs: 1_500,
   });
   const notifier = new RecordingNotifier();
   const { tools, executed } = testTools();
@@ -389,14 +390,15 @@ describe('a primary that dies with a frozen replica: what WAIT changes', () => {
       const result = await w.resume(run.runId, run.approvalId, 'w-successor');
       return result.type === 'done';
     });
-    return { before, after: w.restarts() };
+    return { before, after: w.restarts(), last: await w.lastToolResult(run.runId) };
   }
 
   it('with WAIT on, nothing runs before the record is on a replica: at most one execution', async () => {
-    const { before, after } = await crashScenario(1);
+    const { before, after, last } = await crashScenario(1);
     expect(before).toBe(0);
     // The promoted node has no replica left, so the successor does not run it either: never twice.
     expect(after).toBe(0);
+    expect(last).toMatchObject({ ok: false, error: { code: 'durability_unconfirmed' } });
   }, 180_000);
 
   it('without WAIT (the default), the promoted replica forgets the execution and it runs twice', async () => {
