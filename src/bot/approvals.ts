@@ -18,6 +18,7 @@ import type { BotContext } from './context.js';
 import { withRetries } from './retry.js';
 import type { EphemeralTarget } from './slack-calls.js';
 import type { ClickTarget } from './slack-payloads.js';
+import { unconfirmedDecisionText } from './unconfirmed-decision.js';
 
 function approvalClick(target: ClickTarget): ApprovalClick {
   return {
@@ -70,6 +71,8 @@ async function decide(
     if (error instanceof StoreError && error.code === 'run_ended') {
       return { recorded: false, message: runEndedText(record) };
     }
+    const unconfirmed = unconfirmedDecisionText(error);
+    if (unconfirmed) return { recorded: false, message: unconfirmed };
     throw error;
   }
   if (result.changed) redrawCard(ctx, result.record);
@@ -215,6 +218,8 @@ export async function reapproveClicked(ctx: BotContext, target: ClickTarget): Pr
         `This \`${record.tool}\` call has no unknown outcome (it never started, or its result is recorded), so there is nothing to approve again. Nothing was changed.`,
       );
     }
+    const unconfirmed = unconfirmedDecisionText(error);
+    if (unconfirmed) return tellClicker(ctx, target, unconfirmed);
     throw error;
   }
   if (!again.won) {

@@ -52,6 +52,8 @@ export async function startBot(options: StartBotOptions = {}) {
     prefix: env.LOOPGATE_PREFIX,
     retentionMs: env.RETENTION_DAYS * DAY_MS,
     maxQueuedPerThread: policy.inbound.maxQueuedPerThread,
+    waitReplicas: env.REDIS_WAIT_REPLICAS,
+    waitTimeoutMs: env.REDIS_WAIT_TIMEOUT_MS,
   });
   const queue = createRunsQueue(producer, env.LOOPGATE_PREFIX);
   queue.on('error', (err: Error) => logger.warn({ err }, 'runs queue error'));

@@ -149,6 +149,17 @@ const VARS = {
     schema: integer(1, 3650).default(7),
     expected: 'days, an integer from 1 to 3650, default 7',
   }),
+  REDIS_WAIT_REPLICAS: spec({
+    schema: integer(0, 16).default(0),
+    expected:
+      'replicas that must confirm an execution or decision record before it counts (Redis WAIT), an integer from 0 to 16, 0 for off; default 0',
+  }),
+  REDIS_WAIT_TIMEOUT_MS: spec({
+    // WAIT's timeout 0 blocks forever. The bound keeps a Reject form's answer, which waits for the
+    // decision, inside Slack's 3 s.
+    schema: integer(1, 2_000).default(500),
+    expected: 'milliseconds WAIT may block for REDIS_WAIT_REPLICAS, an integer from 1 to 2000, default 500',
+  }),
 } as const;
 
 export type VarName = keyof typeof VARS;

@@ -57,7 +57,8 @@ function refused(call: GatedCall, d: Decision): Resolution {
 function ledgerOutcome(result: ToolResult): ActionRecord['outcome'] {
   if (result.ok) return 'succeeded';
   if (result.error.code === 'outcome_unknown') return 'outcome_unknown';
-  if (result.error.code === 'approval_mismatch') return 'not_executed';
+  if (result.error.code === 'approval_mismatch' || result.error.code === 'durability_unconfirmed')
+    return 'not_executed';
   return 'failed';
 }
 

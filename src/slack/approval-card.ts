@@ -33,7 +33,8 @@ export type ApprovalStatus =
   | 'rejected'
   | 'expired'
   | 'cancelled'
-  | 'outcome_unknown';
+  | 'outcome_unknown'
+  | 'not_run';
 
 /** What the card shows; built by the caller from the stored approval record. */
 export interface ApprovalView {
@@ -76,6 +77,7 @@ const HEADER: Record<ApprovalStatus, string> = {
   expired: '⌛ Expired',
   cancelled: '✖️ Cancelled',
   outcome_unknown: '⚠️ Outcome unknown',
+  not_run: '⏸️ Not run',
 };
 
 const FULL_TEXT_BUTTON = 'Full text';
@@ -147,6 +149,11 @@ function decisionText(view: ApprovalView): string {
         `:warning: *Outcome unknown*: it was approved${by(view.decidedBy)}, but the worker stopped while ` +
         `running it${at}. Check whether it took effect before approving it again.`
       );
+    case 'not_run':
+      return (
+        `:warning: *Not run*: it was approved${by(view.decidedBy)}${at}, but Redis could not confirm that ` +
+        'the record of it starting reached a replica, so it was not started. Nothing happened; it is safe to approve it again.'
+      );
   }
 }
 
@@ -165,6 +172,7 @@ function buttonsFor(view: ApprovalView, shortened: boolean): Button[] {
         ...details,
       ];
     case 'outcome_unknown':
+    case 'not_run':
       return [
         button({
           actionId: ACTION_IDS.reapprove,
@@ -172,7 +180,10 @@ function buttonsFor(view: ApprovalView, shortened: boolean): Button[] {
           value: view.approvalId,
           confirm: {
             title: 'Run it again?',
-            text: `The first attempt may already have taken effect. Approve ${view.tool} again, with the same arguments?`,
+            text:
+              view.status === 'not_run'
+                ? `It did not run before. Approve ${view.tool} again, with the same arguments?`
+                : `The first attempt may already have taken effect. Approve ${view.tool} again, with the same arguments?`,
             confirm: 'Approve again',
             deny: 'Not now',
           },

@@ -3,6 +3,7 @@ import type { GatedCall } from '../loop/types.js';
 import type { AuditLog } from './audit-log.js';
 import type { StoreContext } from './context.js';
 import { badReply, decode, replyArray } from './decode.js';
+import { StoreError } from './errors.js';
 import { approvalIdFor, nextRoundOf, runIdOf } from './ids.js';
 import {
   type ApprovalDecision,
@@ -14,6 +15,7 @@ import {
   approversSchema,
   hashFromPairs,
 } from './records.js';
+import { scriptWithWait } from './replicated.js';
 
 /** The decision reason of a round created by "Approve again". */
 export const REAPPROVE_REASON = 'approved again after an unknown outcome';
@@ -134,23 +136,34 @@ export class ApprovalStore {
    * `run_ended` for an approve or reject of a pending approval whose run has ended (checked in the same
    * script as the decision, so a click between a run's final save and the cancelling of its approvals
    * cannot record an approval that nothing will run).
+   *
+   * With `waitReplicas` > 0, a person's decision (approved/rejected) counts only once that many replicas
+   * have it (Redis WAIT): otherwise it is withdrawn (the approval is pending again, nothing audited) and
+   * `durability_unconfirmed` is thrown, so no card shows a decision a failover could forget. A decision
+   * whose call a worker already began executing stands.
    */
   async decide(input: DecideInput): Promise<DecideResult> {
     const { approvalId } = input;
     const decision = approvalStatusSchema.exclude(['pending']).parse(input.decision);
-    const reply = await this.ctx.script(
-      'decideApproval',
-      [
-        this.ctx.keys.approval(approvalId),
-        this.ctx.keys.ledger(approvalId),
-        this.ctx.keys.run(runIdOf(approvalId)).header,
-      ],
-      [decision, input.decidedBy ?? '', input.reason ?? '', input.now, randomUUID()],
-    );
+    const keys = [
+      this.ctx.keys.approval(approvalId),
+      this.ctx.keys.ledger(approvalId),
+      this.ctx.keys.run(runIdOf(approvalId)).header,
+    ];
+    const nonce = randomUUID();
+    const args = [decision, input.decidedBy ?? '', input.reason ?? '', input.now, nonce];
+    const byPerson = decision === 'approved' || decision === 'rejected';
+    const { reply, confirmed, replicas } = byPerson
+      ? await scriptWithWait(this.ctx, 'decideApproval', keys, args)
+      : { reply: await this.ctx.script('decideApproval', keys, args), confirmed: true, replicas: 0 };
     const [changed, won, ...pairs] = replyArray('decideApproval', reply, { approvalId });
     const record = decode(`approval ${approvalId}`, { approvalId }, () =>
       approvalFromHash(hashFromPairs(pairs)),
     );
+    if (won === 1 && !confirmed) {
+      const withdrawn = await this.ctx.script('withdrawDecision', keys.slice(0, 2), [nonce]);
+      if (withdrawn === 1) throw this.unconfirmed(approvalId, replicas);
+    }
     if (changed === 1) {
       await Promise.all([
         this.ctx.redis.zrem(this.ctx.keys.pendingApprovals, approvalId),
@@ -164,7 +177,9 @@ export class ApprovalStore {
    * "Approve again" after an unknown outcome: creates the next round of `approvalId`'s call, approved by
    * `decidedBy`, with the same arguments (first click wins: `won` is false when the round already
    * existed). Audited like any decision. Throws `not_found`, or `not_unknown` when the earlier round's
-   * outcome is known (or it never ran), since then there is nothing to approve again.
+   * outcome is known (or it is still only approved), since then there is nothing to approve again. With
+   * `waitReplicas` > 0 the new round counts only once that many replicas have it, like `decide`: else it
+   * is removed again and `durability_unconfirmed` is thrown.
    */
   async reapprove(input: {
     approvalId: string;
@@ -174,21 +189,29 @@ export class ApprovalStore {
   }): Promise<{ record: ApprovalRecord; won: boolean }> {
     const { approvalId } = input;
     const next = nextRoundOf(approvalId);
-    const reply = await this.ctx.script(
-      'reapproveCall',
-      [
-        this.ctx.keys.approval(approvalId),
-        this.ctx.keys.ledger(approvalId),
-        this.ctx.keys.approval(next),
-        this.ctx.keys.ledger(next),
-        this.ctx.keys.run(runIdOf(approvalId)).approvals,
-      ],
-      [input.decidedBy, input.now, randomUUID(), next, REAPPROVE_REASON],
-    );
+    const keys = [
+      this.ctx.keys.approval(approvalId),
+      this.ctx.keys.ledger(approvalId),
+      this.ctx.keys.approval(next),
+      this.ctx.keys.ledger(next),
+      this.ctx.keys.run(runIdOf(approvalId)).approvals,
+    ];
+    const nonce = randomUUID();
+    const { reply, confirmed, replicas } = await scriptWithWait(this.ctx, 'reapproveCall', keys, [
+      input.decidedBy,
+      input.now,
+      nonce,
+      next,
+      REAPPROVE_REASON,
+    ]);
     const [won, ...pairs] = replyArray('reapproveCall', reply, { approvalId });
     const record = decode(`approval ${next}`, { approvalId: next }, () =>
       approvalFromHash(hashFromPairs(pairs)),
     );
+    if (won === 1 && !confirmed) {
+      const withdrawn = await this.ctx.script('withdrawReapproval', keys.slice(2), [nonce, next]);
+      if (withdrawn === 1) throw this.unconfirmed(next, replicas);
+    }
     if (won === 1) await this.audit.appendDecision(record, input.permalink);
     return { record, won: won === 1 };
   }
@@ -259,6 +282,15 @@ export class ApprovalStore {
     const stale = ids.filter((_, i) => found[i]?.status !== 'pending');
     if (stale.length > 0) await this.ctx.redis.zrem(key, ...stale);
     return found.filter((r): r is ApprovalRecord => r?.status === 'pending');
+  }
+
+  private unconfirmed(approvalId: string, replicas: number): StoreError {
+    const { waitReplicas, waitTimeoutMs } = this.ctx.options;
+    return new StoreError(
+      'durability_unconfirmed',
+      `${replicas} of ${waitReplicas} Redis replicas confirmed the decision on ${approvalId} within ${waitTimeoutMs} ms; it was withdrawn`,
+      { approvalId, replicas, wanted: waitReplicas },
+    );
   }
 
   /** Puts approvals that already existed into the index as they are: pending by expiry, others out. */

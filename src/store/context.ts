@@ -25,6 +25,13 @@ export interface StoreOptions {
   indexMaxRuns?: number;
   /** Start jobs a thread's inbox holds behind its working run (policy `inbound.maxQueuedPerThread`). Default 10. */
   maxQueuedPerThread?: number;
+  /**
+   * Replicas that must confirm (Redis WAIT) the `executing` record of an approved call before it runs,
+   * and a person's decision before it counts. Default 0: no WAIT (see README, Durability and failover).
+   */
+  waitReplicas?: number;
+  /** How long that WAIT may block, in ms (> 0; WAIT 0 would block forever). Default 500. */
+  waitTimeoutMs?: number;
 }
 
 export const DEFAULT_STORE_OPTIONS: Required<StoreOptions> = {
@@ -35,6 +42,8 @@ export const DEFAULT_STORE_OPTIONS: Required<StoreOptions> = {
   auditMaxLength: 100_000,
   indexMaxRuns: 200,
   maxQueuedPerThread: 10,
+  waitReplicas: 0,
+  waitTimeoutMs: 500,
 };
 
 /** What every part of the store shares: the connection, its scripts, the key scheme, the options. */
@@ -54,13 +63,15 @@ export function createStoreContext(redis: RedisClient, options: StoreOptions = {
     'auditMaxLength',
     'indexMaxRuns',
     'maxQueuedPerThread',
+    'waitReplicas',
+    'waitTimeoutMs',
   ] as const) {
     const value = merged[name];
     if (!Number.isSafeInteger(value) || value < 0)
       throw new RangeError(`store option ${name} must be an integer >= 0`);
   }
-  if (merged.retentionMs === 0 || merged.traceMaxLength === 0) {
-    throw new RangeError('store options retentionMs and traceMaxLength must be > 0');
+  if (merged.retentionMs === 0 || merged.traceMaxLength === 0 || merged.waitTimeoutMs === 0) {
+    throw new RangeError('store options retentionMs, traceMaxLength and waitTimeoutMs must be > 0');
   }
   return { redis, script: defineScripts(redis), keys: keyScheme(merged.prefix), options: merged };
 }

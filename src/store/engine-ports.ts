@@ -58,10 +58,15 @@ export interface LedgerPortOptions {
 
 const failed = (code: string, message: string): ToolResult => ({ ok: false, error: { code, message } });
 
+const notConfirmedText = (tool: string) =>
+  `Not run: Redis could not confirm that the record of ${tool} starting reached a replica, so it was not started and nothing happened. It can be approved again from its card.`;
+
 /**
  * The engine's `ExecutionLedger` port over the ledger store. `begin` proceeds only when this call
  * moved the entry to `executing`. An entry found `executing` belongs to a crashed attempt: it becomes
- * `outcome_unknown` and is reported, not run again, unless the tool is idempotent. A lost lease throws.
+ * `outcome_unknown` and is reported, not run again, unless the tool is idempotent. An `executing` record
+ * that no replica confirmed (store option `waitReplicas`) is undone and reported as not run. A lost lease
+ * throws.
  */
 export function storeExecutionLedger(ledger: LedgerStore, options: LedgerPortOptions): ExecutionLedger {
   const approvalIdOf =
@@ -91,6 +96,9 @@ export function storeExecutionLedger(ledger: LedgerStore, options: LedgerPortOpt
             proceed: false,
             result: failed('approval_mismatch', 'these arguments are not the ones that were approved'),
           };
+        }
+        if (error instanceof StoreError && error.code === 'durability_unconfirmed') {
+          return { proceed: false, result: failed('durability_unconfirmed', notConfirmedText(call.tool)) };
         }
         throw error;
       }

@@ -19,13 +19,18 @@ export const ScriptCode = {
   not_approved: -6,
   /** The arguments about to be executed are not the ones that were approved. */
   args_mismatch: -7,
-  /** "Approve again" on a call whose outcome is not unknown: there is nothing to approve again. */
+  /** "Approve again" on a call whose outcome is neither unknown nor not started: nothing to approve again. */
   not_unknown: -8,
   /** A person's decision on an approval of a run that has already ended (nothing would run it). */
   run_ended: -9,
 } as const;
 
-export type StoreErrorCode = keyof typeof ScriptCode | 'corrupt_record' | 'not_append_only';
+export type StoreErrorCode =
+  | keyof typeof ScriptCode
+  | 'corrupt_record'
+  | 'not_append_only'
+  /** Fewer replicas than `waitReplicas` confirmed a write (Redis WAIT); what it guarded did not happen. */
+  | 'durability_unconfirmed';
 
 const byNumber = new Map<number, keyof typeof ScriptCode>(
   Object.entries(ScriptCode).map(([name, n]) => [n, name as keyof typeof ScriptCode]),

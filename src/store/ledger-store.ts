@@ -2,8 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { ToolResult } from '../loop/types.js';
 import type { StoreContext } from './context.js';
 import { decode, replyArray } from './decode.js';
+import { StoreError } from './errors.js';
 import { runIdOf } from './ids.js';
 import { hashFromPairs, type LedgerRecord, ledgerFromHash } from './records.js';
+import { scriptWithWait } from './replicated.js';
 
 export interface BeginExecutionInput {
   approvalId: string;
@@ -38,25 +40,41 @@ export interface LedgerChange {
  * the side effect so that an approved call runs at most once whatever is duplicated, and a crash in
  * between leaves `executing`, which recovery turns into `outcome_unknown` instead of running it again.
  * Every write checks the caller's fencing token (throws `lease_lost` / `stale_fence`).
+ *
+ * With `waitReplicas` > 0, `executing` counts only once that many replicas have it (Redis WAIT), so a
+ * failover to one of them cannot forget that the side effect started and let it run a second time.
  */
 export class LedgerStore {
   constructor(private readonly ctx: StoreContext) {}
 
   /**
-   * `approved -> executing`. `changed: false` returns the entry as it is (already executing, finished,
-   * unknown): do not execute. Throws `not_approved` when the call has no approved decision.
+   * `approved | not_started -> executing`. `changed: false` returns the entry as it is (already
+   * executing, finished, unknown): do not execute. Throws `not_approved` when the call has no approved
+   * decision, and `durability_unconfirmed` when fewer than `waitReplicas` replicas confirmed `executing`
+   * within `waitTimeoutMs`: the entry is then put back as `not_started` (nothing ran; a later begin may
+   * start it), and if that undo is lost too, a failover leaves `executing`, which recovery reports as
+   * `outcome_unknown`: never a second run.
    */
   async begin(input: BeginExecutionInput): Promise<LedgerChange> {
     const { approvalId, fence } = input;
-    const reply = await this.ctx.script(
+    const { reply, confirmed, replicas } = await scriptWithWait(
+      this.ctx,
       'beginExecution',
       [this.ctx.keys.ledger(approvalId), this.ctx.keys.run(runIdOf(approvalId)).lease],
       [fence, input.now, randomUUID(), input.retryUnknown ? '1' : '0', input.argsHash],
     );
-    return this.change(
+    const began = this.change(
       'beginExecution',
       approvalId,
       replyArray('beginExecution', reply, { approvalId, fence }),
+    );
+    if (!began.changed || confirmed) return began;
+    await this.settle(approvalId, fence, 'not_started', '', input.now);
+    const wanted = this.ctx.options.waitReplicas;
+    throw new StoreError(
+      'durability_unconfirmed',
+      `${replicas} of ${wanted} Redis replicas confirmed the executing record of ${approvalId} within ${this.ctx.options.waitTimeoutMs} ms`,
+      { approvalId, fence, replicas, wanted },
     );
   }
 
@@ -79,7 +97,7 @@ export class LedgerStore {
   private async settle(
     approvalId: string,
     fence: number,
-    outcome: 'succeeded' | 'failed' | 'outcome_unknown',
+    outcome: 'succeeded' | 'failed' | 'outcome_unknown' | 'not_started',
     resultJson: string,
     now: number,
   ): Promise<LedgerChange> {

@@ -58,14 +58,24 @@ export const approvalRecordSchema = z.strictObject({
 });
 export type ApprovalRecord = z.infer<typeof approvalRecordSchema>;
 
-export const ledgerStatusSchema = z.enum(['approved', 'executing', 'succeeded', 'failed', 'outcome_unknown']);
+export const ledgerStatusSchema = z.enum([
+  'approved',
+  'executing',
+  'succeeded',
+  'failed',
+  'outcome_unknown',
+  'not_started',
+]);
 export type LedgerStatus = z.infer<typeof ledgerStatusSchema>;
 
-/** Execution ledger of one approved call: approved -> executing -> succeeded | failed | outcome_unknown. */
+/**
+ * Execution ledger of one approved call: approved -> executing -> succeeded | failed | outcome_unknown,
+ * or executing -> not_started (no replica confirmed `executing`, so nothing ran) -> executing again.
+ */
 export const ledgerRecordSchema = z.strictObject({
   approvalId: z.string(),
   status: ledgerStatusSchema,
-  /** Times execution began (more than 1 only for idempotent tools retried after a crash). */
+  /** Times execution began (more than 1 for idempotent tools retried after a crash, or after `not_started`). */
   attempts: z.number(),
   /** The approved arguments' hash, copied from the approval: execution must match it. */
   argsHash: z.string(),

@@ -18,12 +18,14 @@ const SCRIPT_KEYS = {
   updateIfExists: 1,
   createApprovals: 3,
   decideApproval: 3,
+  withdrawDecision: 2,
   cancelApprovals: 1,
   beginExecution: 2,
   finishExecution: 2,
   claimThread: 2,
   releaseThread: 3,
   reapproveCall: 5,
+  withdrawReapproval: 3,
 } as const;
 
 export type ScriptName = keyof typeof SCRIPT_KEYS;

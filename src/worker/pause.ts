@@ -39,16 +39,28 @@ export async function postPause(rt: WorkerRuntime, state: RunState, ctx: RunSlac
   }
 }
 
-/** A crash left approved calls with an unknown outcome: their cards say so and offer to approve again. */
+/**
+ * Approved calls that a crash left with an unknown outcome, or that were not started because no replica
+ * confirmed their `executing` record: their cards say so and offer to approve again.
+ */
 export async function markUnknownOutcomes(rt: WorkerRuntime, before: RunState, after: RunState) {
-  const fresh = after.actions.slice(before.actions.length).filter((a) => a.outcome === 'outcome_unknown');
+  const fresh = after.actions
+    .slice(before.actions.length)
+    .filter((a) => a.outcome === 'outcome_unknown' || a.outcome === 'not_executed');
   for (const action of fresh) {
-    const record = await rt.store.approvals.get(approvalIdFor(after.runId, action.toolCallId));
-    if (record?.card) {
+    const approvalId = approvalIdFor(after.runId, action.toolCallId);
+    const status =
+      action.outcome === 'outcome_unknown'
+        ? 'outcome_unknown'
+        : (await rt.store.ledger.get(approvalId))?.status === 'not_started'
+          ? 'not_run'
+          : null;
+    const record = status ? await rt.store.approvals.get(approvalId) : null;
+    if (status && record?.card) {
       await rt.notifier.updateCard(
         { runId: after.runId },
         record.card,
-        approvalViewFromRecord(record, 'outcome_unknown'),
+        approvalViewFromRecord(record, status),
       );
     }
   }

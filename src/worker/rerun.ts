@@ -92,10 +92,13 @@ export function rerunApproved(rt: WorkerRuntime, data: ResumeJobData, jobId: str
     const ctx = slackContextOf(loaded);
     const report = rerunReport(record, res);
     if (record.card) {
+      const notRun = !res.result.ok && res.result.error.code === 'durability_unconfirmed';
       const view =
         res.action.outcome === 'outcome_unknown'
           ? approvalViewFromRecord(record, 'outcome_unknown')
-          : approvalViewFromRecord(record, undefined, report.card);
+          : notRun
+            ? approvalViewFromRecord(record, 'not_run')
+            : approvalViewFromRecord(record, undefined, report.card);
       await rt.notifier.updateCard({ runId }, record.card, view);
     }
     // Remembered before it is told, so a follow-up written as soon as the note shows sees it.

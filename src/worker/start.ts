@@ -67,6 +67,8 @@ export async function startWorker(options: StartWorkerOptions = {}) {
     prefix: env.LOOPGATE_PREFIX,
     retentionMs: env.RETENTION_DAYS * 86_400_000,
     maxQueuedPerThread: policy.inbound.maxQueuedPerThread,
+    waitReplicas: env.REDIS_WAIT_REPLICAS,
+    waitTimeoutMs: env.REDIS_WAIT_TIMEOUT_MS,
   });
   const queue = createRunsQueue(producer, env.LOOPGATE_PREFIX);
   const metrics = options.metrics ?? metricsFor(store, queue);

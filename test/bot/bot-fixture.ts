@@ -15,7 +15,7 @@ import type { GatedCall, RunState } from '../../src/loop/types.js';
 import { createRedisConnection, createRunsQueue, type RunsQueue } from '../../src/queue/index.js';
 import { approvalCard } from '../../src/slack/approval-card.js';
 import { approvalViewFromRecord } from '../../src/slack/approval-view.js';
-import { type ApprovalRecord, createStore, type Store } from '../../src/store/index.js';
+import { type ApprovalRecord, createStore, type Store, type StoreOptions } from '../../src/store/index.js';
 import { type FakeSlack, type FakeSlackOptions, startFakeSlack } from '../fakes/slack-api-server.js';
 import {
   appMentionEvent,
@@ -65,6 +65,8 @@ export interface BotFixtureOptions {
   queueDeadlineMs?: number;
   /** Socket Mode (SLACK_APP_TOKEN set) against a fake Socket Mode endpoint instead of HTTP. */
   socketMode?: boolean;
+  /** Store options beyond the prefix (e.g. `waitReplicas`). */
+  store?: Omit<StoreOptions, 'prefix'>;
 }
 
 export interface PendingApproval {
@@ -134,6 +136,7 @@ export async function startBotFixture(options: BotFixtureOptions = {}): Promise<
   const store = createStore(redis, {
     prefix: `{${prefix}}`,
     maxQueuedPerThread: policy.inbound.maxQueuedPerThread,
+    ...options.store,
   });
   const queue = createRunsQueue(producer, `{${prefix}}`);
   const bot = await createBotApp({

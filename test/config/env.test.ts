@@ -45,6 +45,8 @@ describe('loadEnv: defaults', () => {
       METRICS_PORT: 9091,
       BOT_METRICS_PORT: 9092,
       RETENTION_DAYS: 7,
+      REDIS_WAIT_REPLICAS: 0,
+      REDIS_WAIT_TIMEOUT_MS: 500,
     });
   });
 
@@ -166,6 +168,24 @@ describe('loadEnv: errors name the key and what is expected', () => {
     expect(error.message).toContain('OPENAI_API_KEY: required');
     expect(error.message).toContain('PORT: invalid value "0" (an integer from 1 to 65535');
     expect(error.message).toContain('LOG_LEVEL: invalid value "loud" (one of fatal, error, warn, info');
+  });
+
+  it('reads REDIS_WAIT_REPLICAS and a bounded REDIS_WAIT_TIMEOUT_MS, naming either when bad', () => {
+    const env = loadEnv(
+      { ...SECRETS, REDIS_WAIT_REPLICAS: '2', REDIS_WAIT_TIMEOUT_MS: '250' },
+      { envFile: false },
+    );
+    expect(env).toMatchObject({ REDIS_WAIT_REPLICAS: 2, REDIS_WAIT_TIMEOUT_MS: 250 });
+    const error = configErrorOf({ ...SECRETS, REDIS_WAIT_REPLICAS: '17', REDIS_WAIT_TIMEOUT_MS: '2001' });
+    expect(error.problems.map((p) => p.key)).toEqual(['REDIS_WAIT_REPLICAS', 'REDIS_WAIT_TIMEOUT_MS']);
+    // A timeout of 0 would make WAIT block forever.
+    expect(configErrorOf({ ...SECRETS, REDIS_WAIT_TIMEOUT_MS: '0' }).problems.map((p) => p.key)).toEqual([
+      'REDIS_WAIT_TIMEOUT_MS',
+    ]);
+    expect(error.message).toContain('REDIS_WAIT_REPLICAS: invalid value "17" (replicas that must confirm');
+    expect(error.message).toContain(
+      'REDIS_WAIT_TIMEOUT_MS: invalid value "2001" (milliseconds WAIT may block',
+    );
   });
 
   it('never echoes the value of a secret', () => {

@@ -226,4 +226,17 @@ describe('approvalCard (after the decision)', () => {
     expect(again.confirm?.text.text).toContain('may already have taken effect');
     expectValidMessageBlocks(card.blocks);
   });
+
+  it('not_run (no replica confirmed its start) says nothing happened and offers to approve again', () => {
+    const card = approvalCard(view({ status: 'not_run', ...decided }));
+    expect(allText(card.blocks)).toContain('Not run');
+    expect(allText(card.blocks)).toContain('Redis could not confirm');
+    expect(allText(card.blocks)).toContain('Nothing happened; it is safe to approve it again.');
+    expect(buttons(card.blocks).map((b) => [b.action_id, b.value])).toEqual([
+      [ACTION_IDS.reapprove, 'apr_01HX'],
+      [ACTION_IDS.details, 'run_01HX'],
+    ]);
+    expect(buttons(card.blocks)[0]!.confirm?.text.text).toContain('It did not run before.');
+    expectValidMessageBlocks(card.blocks);
+  });
 });

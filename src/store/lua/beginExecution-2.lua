@@ -1,8 +1,9 @@
 --[[
   beginExecution-2: compare-and-set a gated call's ledger entry `approved -> executing` before its
-  side effect, if the caller holds the run's lease. Anything else returns the entry unchanged, so an
-  approved call starts at most once. With ARGV[4] = '1' (an idempotent tool after a crash) an entry
-  left `executing` or `outcome_unknown` may start again.
+  side effect, if the caller holds the run's lease. An entry `not_started` (an earlier attempt stopped
+  before the side effect: its `executing` record was not confirmed by a replica) starts like an approved
+  one. Anything else returns the entry unchanged, so an approved call starts at most once. With ARGV[4] =
+  '1' (an idempotent tool after a crash) an entry left `executing` or `outcome_unknown` may start again.
 
   KEYS[1] ledger   KEYS[2] lease
   ARGV[1] fence   ARGV[2] now (ms)
@@ -22,7 +23,7 @@ if current[3] ~= ARGV[5] then return -7 end
 local status, began = current[1], 0
 if status == 'executing' and current[2] == ARGV[3] then
   began = 1
-elseif status == 'approved'
+elseif status == 'approved' or status == 'not_started'
     or (ARGV[4] == '1' and (status == 'executing' or status == 'outcome_unknown')) then
   redis.call('HSET', KEYS[1], 'status', 'executing', 'startedAt', ARGV[2], 'fence', ARGV[1],
     'beginNonce', ARGV[3])

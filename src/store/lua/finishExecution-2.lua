@@ -1,10 +1,11 @@
 --[[
   finishExecution-2: compare-and-set a ledger entry `executing -> succeeded | failed | outcome_unknown`
   with its result, if the caller holds the run's lease. `outcome_unknown` is what crash recovery
-  records for an entry it finds still `executing`.
+  records for an entry it finds still `executing`; `not_started` undoes the caller's own `executing`
+  when a replica did not confirm it, before anything ran.
 
   KEYS[1] ledger   KEYS[2] lease
-  ARGV[1] fence   ARGV[2] outcome: succeeded | failed | outcome_unknown
+  ARGV[1] fence   ARGV[2] outcome: succeeded | failed | outcome_unknown | not_started
   ARGV[3] result JSON ('' for none)   ARGV[4] now (ms)
   ARGV[5] nonce of this call (a resend after a lost reply is recognised as the call that finished it)
 

@@ -1,6 +1,6 @@
 --[[
   reapproveCall-5: "Approve again" on a call whose approved execution ended with an unknown outcome (a
-  worker died while running it). Creates the next round's approval record, already `approved` by the
+  worker died while running it) or was not started (no replica confirmed its `executing` record). Creates the next round's approval record, already `approved` by the
   clicker, as a copy of the earlier round (same call, same arguments and hash), and opens its execution
   ledger entry. The first click wins: once the next round exists, later clicks change nothing.
 
@@ -11,7 +11,7 @@
 
   Returns {won (0|1), field, value, ...} with the round n+1 record, where `won` means this call (or an
   earlier send of it) created it; or -1 (not_found: no round n), -8 (not_unknown: round n's outcome is
-  not unknown, so there is nothing to approve again).
+  neither unknown nor not started, so there is nothing to approve again).
 ]]
 -- @include follow-header-ttl
 local old, oldLedger, new, newLedger, set = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
@@ -20,7 +20,8 @@ local won = 0
 if redis.call('EXISTS', new) == 1 then
   if redis.call('HGET', new, 'decisionNonce') == ARGV[3] then won = 1 end
 else
-  if redis.call('HGET', oldLedger, 'status') ~= 'outcome_unknown' then return -8 end
+  local ran = redis.call('HGET', oldLedger, 'status')
+  if ran ~= 'outcome_unknown' and ran ~= 'not_started' then return -8 end
   redis.call('HSET', new, unpack(redis.call('HGETALL', old)))
   redis.call('HDEL', new, 'reportedAt')
   redis.call('HSET', new, 'approvalId', ARGV[4], 'status', 'approved', 'createdAt', ARGV[2],
