@@ -10,6 +10,8 @@ import { createRunsQueue, type RunsQueue } from '../queue/runs-queue.js';
 import type { Store } from '../store/store.js';
 import { createStore } from '../store/store.js';
 import { buildWorkerRuntime } from './build-runtime.js';
+import { startLoadGate } from './load-gate.js';
+import { RequesterSlots } from './requester-slots.js';
 import { closeWorker, createRunWorker } from './run-worker.js';
 
 /** How long a stopping worker waits for its current steps before it exits anyway. */
@@ -69,6 +71,7 @@ export async function startWorker(options: StartWorkerOptions = {}) {
       redact: secrets.text,
     })),
     metrics,
+    requesterSlots: new RequesterSlots(env.WORKER_MAX_RUNS_PER_REQUESTER),
   };
   const worker = createRunWorker(rt, workerConnection, {
     concurrency: env.WORKER_CONCURRENCY,
@@ -91,10 +94,30 @@ export async function startWorker(options: StartWorkerOptions = {}) {
     });
   }
   worker.run().catch((err: unknown) => logger.error({ err }, 'worker stopped with an error'));
+  const gate = startLoadGate({
+    maxEventLoopDelayMs: env.WORKER_MAX_EVENT_LOOP_DELAY_MS,
+    maxHeapUsedRatio: env.WORKER_MAX_HEAP_PERCENT / 100,
+    admission: {
+      // pause(true): stop fetching without waiting for the jobs in hand, which go on.
+      stopTaking: () => void worker.pause(true),
+      startTaking: () => void worker.resume(),
+    },
+    onSample: (sample, admitting) => {
+      metrics.eventLoopDelay.set(sample.eventLoopDelayMs / 1000);
+      metrics.takingJobs.set(admitting ? 1 : 0);
+    },
+    onChange: (verdict, sample) =>
+      verdict.admit
+        ? logger.info({ ...sample }, 'load is back under the limits: taking jobs again')
+        : logger.warn({ ...sample, reason: verdict.reason }, 'busy: not taking new jobs for now'),
+  });
   logger.info(
     {
       workerId: rt.workerId,
       concurrency: env.WORKER_CONCURRENCY,
+      maxEventLoopDelayMs: env.WORKER_MAX_EVENT_LOOP_DELAY_MS,
+      maxHeapPercent: env.WORKER_MAX_HEAP_PERCENT,
+      maxRunsPerRequester: env.WORKER_MAX_RUNS_PER_REQUESTER,
       tools: [...rt.tools.keys()],
       metricsPort: env.METRICS_PORT,
     },
@@ -105,6 +128,7 @@ export async function startWorker(options: StartWorkerOptions = {}) {
     if (stopping) return;
     logger.info({ reason }, 'stopping: no new jobs, finishing current steps');
     stopping = true;
+    gate.stop();
     const result = await closeWorker(worker, SHUTDOWN_GRACE_MS);
     if (result === 'timed_out')
       logger.warn({}, 'current steps did not finish in time; their jobs will be recovered');

@@ -207,6 +207,26 @@ describe('SlackNotifier final answer, errors and reactions', () => {
     expect(fake.callsOf('chat.update')).toHaveLength(0);
   });
 
+  it('never edits the placeholder after deleting it, whatever progress arrives during or after the answer', async () => {
+    await notifier.progress(ctx, 'Thinking…');
+    const placeholderTs = notifier.placeholderOf(ctx.runId);
+    // A second job of the same run in this process (a redelivered one) keeps reporting progress while
+    // the first delivers the answer, and after: it knows the placeholder from the stored run.
+    const late = { ...ctx, placeholderTs };
+    const answering = notifier.finalAnswer(ctx, { parts: ['done'], stopReason: 'completed' });
+    await notifier.progress(late, 'Querying Prometheus…');
+    await answering;
+    await notifier.progress(late, 'Thinking…');
+    await notifier.flush(late);
+    await sleep(INTERVAL + 100);
+
+    const deleted = fake.callsOf('chat.delete');
+    expect(deleted.map((c) => c.args.ts)).toEqual([placeholderTs]);
+    const after = fake.calls.slice(fake.calls.indexOf(deleted[0]!));
+    expect(after.filter((c) => c.method === 'chat.update')).toEqual([]);
+    expect(fake.callsOf('chat.update').filter((c) => c.response?.ok !== true)).toEqual([]);
+  });
+
   it('posts a long answer as several messages in order', async () => {
     const answer = Array.from({ length: 25 }, (_, i) => `${i} ${'x'.repeat(995)}`).join('\n\n');
     await notifier.finalAnswer(ctx, { parts: [answer], stopReason: 'max_steps' });
