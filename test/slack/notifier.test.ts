@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createBufferedFetch } from '../../src/http/buffered-fetch.js';
 import type { ApprovalView } from '../../src/slack/approval-card.js';
 import { SlackCallError } from '../../src/slack/errors.js';
 import { SlackNotifier } from '../../src/slack/notifier.js';
@@ -25,6 +26,8 @@ function makeNotifier(opts: { token?: string; retries?: number } = {}) {
     minRetryDelayMs: 10,
     maxRetryDelayMs: 50,
     timeoutMs: 5_000,
+    // What the worker gives its client (build-runtime.ts).
+    fetch: createBufferedFetch(),
   });
   for (const method of ['postMessage', 'update'] as const) {
     const call = client.chat[method].bind(client.chat) as (args: never) => Promise<unknown>;
