@@ -10,7 +10,7 @@ import { createRunsQueue, type RunsQueue } from '../queue/runs-queue.js';
 import type { Store } from '../store/store.js';
 import { createStore } from '../store/store.js';
 import { buildWorkerRuntime } from './build-runtime.js';
-import { startLoadGate } from './load-gate.js';
+import { type LoadGate, startLoadGate } from './load-gate.js';
 import { RequesterSlots } from './requester-slots.js';
 import { closeWorker, createRunWorker } from './run-worker.js';
 
@@ -80,6 +80,7 @@ export async function startWorker(options: StartWorkerOptions = {}) {
     prefix: env.LOOPGATE_PREFIX,
   });
   let probes: Server | undefined;
+  let gate: LoadGate | undefined;
   // Before taking jobs: a port in use (a second worker on one host) stops start-up naming METRICS_PORT.
   if (options.serveProbes !== false && env.METRICS_PORT !== 0) {
     probes = await startProbeServer({
@@ -89,12 +90,14 @@ export async function startWorker(options: StartWorkerOptions = {}) {
       readiness: {
         redis: async () => (await storeConnection.ping()) === 'PONG',
         // Health is jobs flowing, not just PING: the worker's own blocking connection must be up.
-        worker: async () => worker.isRunning() && workerConnection.status === 'ready',
+        // A worker its load gate holds back is not taking jobs on purpose: its main loop may rest.
+        worker: async () =>
+          (worker.isRunning() || gate?.admitting() === false) && workerConnection.status === 'ready',
       },
     });
   }
   worker.run().catch((err: unknown) => logger.error({ err }, 'worker stopped with an error'));
-  const gate = startLoadGate({
+  gate = startLoadGate({
     maxEventLoopDelayMs: env.WORKER_MAX_EVENT_LOOP_DELAY_MS,
     maxHeapUsedRatio: env.WORKER_MAX_HEAP_PERCENT / 100,
     admission: {
@@ -128,7 +131,7 @@ export async function startWorker(options: StartWorkerOptions = {}) {
     if (stopping) return;
     logger.info({ reason }, 'stopping: no new jobs, finishing current steps');
     stopping = true;
-    gate.stop();
+    gate?.stop();
     const result = await closeWorker(worker, SHUTDOWN_GRACE_MS);
     if (result === 'timed_out')
       logger.warn({}, 'current steps did not finish in time; their jobs will be recovered');

@@ -7,7 +7,7 @@
  * It records what the storm is judged on, from the outside:
  * - when each question was sent and when its answer reached Slack (the fake's chat.postMessage call);
  * - model requests per run and step, at the fake OpenAI: a step asked twice is a repeated (paid) call;
- * - "job stalled" lines and lock renewal failures in the workers' logs;
+ * - "job stalled" lines, lock renewal failures and load-gate closings in the workers' logs;
  * - chat.update of a message after its chat.delete (an edit that lands after the placeholder is gone);
  * - each worker's peak resident memory (VmHWM of its Node process);
  * - the most model requests in flight at once at the fake OpenAI.
@@ -77,6 +77,8 @@ export interface StormFigures {
   /** "job stalled" log lines of all workers. */
   stalls: number;
   lockRenewalFailures: number;
+  /** Times a worker's load gate stopped it taking jobs. */
+  gateClosings: number;
   /** chat.update calls on a message after a successful chat.delete of it. */
   editsAfterDelete: number;
   /** chat.update calls answered message_not_found. */
@@ -267,11 +269,16 @@ export async function startStorm(options: StormOptions): Promise<Storm> {
   const questions: StormQuestion[] = [];
   let lastPeak: number[] = workerNodePids.map(() => Number.NaN);
 
+  // Read incrementally: this is polled while thousands of calls arrive, and must not load the fakes'
+  // process (which would slow the fakes' answers, not loopgate).
+  const byThread = new Map<string, number>();
+  let scanned = 0;
   const answers = () => {
-    const byThread = new Map<string, number>();
-    for (const call of slack.callsOf('chat.postMessage')) {
-      if (call.response?.ok !== true || typeof call.args.thread_ts !== 'string') continue;
-      if (!JSON.stringify(call.args).includes(ANSWER)) continue;
+    for (; scanned < slack.calls.length; scanned++) {
+      const call = slack.calls[scanned]!;
+      if (call.method !== 'chat.postMessage' || call.response?.ok !== true) continue;
+      if (typeof call.args.thread_ts !== 'string' || typeof call.args.text !== 'string') continue;
+      if (!call.args.text.includes(ANSWER)) continue;
       if (!byThread.has(call.args.thread_ts)) byThread.set(call.args.thread_ts, call.at);
     }
     return byThread;
@@ -352,6 +359,7 @@ export async function startStorm(options: StormOptions): Promise<Storm> {
         peakModelInFlight: peakInFlight,
         stalls: logs.filter((l) => /stalled/.test(l.msg)).length,
         lockRenewalFailures: logs.filter((l) => /renew/.test(JSON.stringify(l))).length,
+        gateClosings: logs.filter((l) => l.msg.startsWith('busy: not taking new jobs')).length,
         editsAfterDelete,
         editsNotFound,
         peakRssBytes: lastPeak,
