@@ -3,7 +3,8 @@
  * hundreds at once; what limits it is its own event loop (every step's bookkeeping, Slack and Redis
  * calls share one thread) and its memory. The gate samples both and tells the worker to stop taking jobs
  * while either is over its limit, and to take them again once both are comfortably below it. Jobs it
- * does not take stay queued, for another worker or for later: a busy process never hoards them.
+ * does not take stay queued, for another worker or for later: a busy process never hoards them (a fetch
+ * already waiting in Redis when the gate closes may still receive one job).
  *
  * An event loop that keeps up also keeps BullMQ's lock renewal and the run lease renewal (timers on the
  * same loop) on time, so a busy worker's jobs are not reported stalled and taken over by another one.

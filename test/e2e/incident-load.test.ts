@@ -36,6 +36,10 @@ describe('an incident storm on one worker with the defaults', () => {
     expect(f.editsNotFound).toBe(0);
     // Runs wait on the model side by side: well beyond a small fixed number of slots.
     expect(f.peakModelInFlight).toBeGreaterThanOrEqual(12);
+    // The load gate reports what it saw and whether the worker takes jobs.
+    const metrics = await (await fetch(storm.workerMetricsUrls[0]!)).text();
+    expect(metrics).toMatch(/^loopgate_worker_event_loop_delay_seconds \d/m);
+    expect(metrics).toMatch(/^loopgate_worker_taking_jobs [01]$/m);
     // Each run's placeholder was deleted once its answer was posted.
     expect(storm.slack.callsOf('chat.delete').filter((c) => c.response?.ok === true)).toHaveLength(QUESTIONS);
   }, 200_000);

@@ -92,6 +92,8 @@ export interface Storm {
   openai: FakeOpenAI;
   queue: RunsQueue;
   workers: LoopgateProcess[];
+  /** /metrics of each worker. */
+  workerMetricsUrls: string[];
   bot: LoopgateProcess;
   /** Sends `count` mentions spread evenly over `overMs`, each from a different person, each a new thread. */
   ask(count: number, overMs: number): Promise<StormQuestion[]>;
@@ -213,7 +215,10 @@ export async function startStorm(options: StormOptions): Promise<Storm> {
     config.dir,
   );
   const workers: LoopgateProcess[] = [];
+  const workerMetricsUrls: string[] = [];
   for (let i = 0; i < (options.workers ?? 1); i++) {
+    const metricsPort = await freePort();
+    workerMetricsUrls.push(`http://127.0.0.1:${metricsPort}/metrics`);
     workers.push(
       spawnLoopgate(
         'worker',
@@ -221,7 +226,7 @@ export async function startStorm(options: StormOptions): Promise<Storm> {
           ...common,
           OPENAI_API_KEY: 'sk-storm',
           OPENAI_BASE_URL: openai.url,
-          METRICS_PORT: String(await freePort()),
+          METRICS_PORT: String(metricsPort),
           ...options.workerEnv,
         },
         config.dir,
@@ -289,6 +294,7 @@ export async function startStorm(options: StormOptions): Promise<Storm> {
     openai,
     queue,
     workers,
+    workerMetricsUrls,
     bot,
     async ask(count, overMs) {
       const start = Date.now();
