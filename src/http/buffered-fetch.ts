@@ -6,7 +6,7 @@
  * multipart body, a redirect to follow) goes to the built-in fetch unchanged.
  *
  * Contract, as the SDKs use fetch: resolves once the whole reply is read, with a Response-shaped object
- * (status, statusText, ok, url, headers, text/json/arrayBuffer; `body` is null); rejects with a
+ * (status, statusText, ok, url, headers to read, text/json/arrayBuffer; `body` is null); rejects with a
  * DOMException named `AbortError` when `init.signal` aborts (before or during the request), and with a
  * TypeError carrying the cause on a network failure, as fetch does.
  */
@@ -41,7 +41,7 @@ class BufferedResponse {
     readonly url: string,
     readonly status: number,
     readonly statusText: string,
-    readonly headers: Headers,
+    readonly headers: ReplyHeaders,
     private readonly bytes: Buffer,
   ) {
     this.ok = status >= 200 && status < 300;
@@ -59,13 +59,7 @@ class BufferedResponse {
     return copy;
   }
   clone(): BufferedResponse {
-    return new BufferedResponse(
-      this.url,
-      this.status,
-      this.statusText,
-      new Headers(this.headers),
-      this.bytes,
-    );
+    return new BufferedResponse(this.url, this.status, this.statusText, this.headers, this.bytes);
   }
 }
 
@@ -83,10 +77,51 @@ function abortError(signal: AbortSignal): unknown {
     : new DOMException('This operation was aborted', 'AbortError');
 }
 
-function responseHeaders(res: IncomingMessage): Headers {
-  const headers = new Headers();
-  const raw = res.rawHeaders;
-  for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
+/**
+ * The reply's headers with the read side of `Headers` (get, has, forEach, entries, keys, values), over
+ * Node's parsed headers: building a WHATWG Headers object per reply cost more than the SDKs' reads of it.
+ */
+class ReplyHeaders {
+  constructor(private readonly raw: IncomingMessage['headers']) {}
+
+  get(name: string): string | null {
+    const value = this.raw[name.toLowerCase()];
+    if (value === undefined) return null;
+    return Array.isArray(value) ? value.join(', ') : value;
+  }
+  has(name: string): boolean {
+    return this.raw[name.toLowerCase()] !== undefined;
+  }
+  forEach(callback: (value: string, name: string, headers: ReplyHeaders) => void): void {
+    for (const [name, value] of this.entries()) callback(value, name, this);
+  }
+  *entries(): IterableIterator<[string, string]> {
+    for (const name of Object.keys(this.raw).sort()) yield [name, this.get(name) ?? ''];
+  }
+  *keys(): IterableIterator<string> {
+    for (const [name] of this.entries()) yield name;
+  }
+  *values(): IterableIterator<string> {
+    for (const [, value] of this.entries()) yield value;
+  }
+  [Symbol.iterator](): IterableIterator<[string, string]> {
+    return this.entries();
+  }
+}
+
+/** Request headers as Node takes them, from whatever HeadersInit the SDK passed. */
+function requestHeaders(init: RequestInit['headers']): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (init === undefined) return headers;
+  if (init instanceof Headers) {
+    init.forEach((value, name) => {
+      headers[name] = value;
+    });
+  } else if (Array.isArray(init)) {
+    for (const [name, value] of init) if (name !== undefined) headers[name.toLowerCase()] = String(value);
+  } else {
+    for (const [name, value] of Object.entries(init)) headers[name.toLowerCase()] = String(value);
+  }
   return headers;
 }
 
@@ -105,10 +140,7 @@ export function createBufferedFetch(opts: BufferedFetchOptions = {}): typeof fet
     if (!secure && target.protocol !== 'http:') return fallback(input, init);
     const signal = init.signal ?? undefined;
     if (signal?.aborted) return Promise.reject(abortError(signal));
-    const headers: Record<string, string> = {};
-    new Headers(init.headers).forEach((value, name) => {
-      headers[name] = value;
-    });
+    const headers = requestHeaders(init.headers);
     if (body !== null) headers['content-length'] = String(Buffer.byteLength(body));
     return new Promise<Response>((resolve, reject) => {
       const req = (secure ? httpsRequest : httpRequest)(target, {
@@ -145,7 +177,7 @@ export function createBufferedFetch(opts: BufferedFetchOptions = {}): typeof fet
                 url,
                 status,
                 res.statusMessage ?? '',
-                responseHeaders(res),
+                new ReplyHeaders(res.headers),
                 bytes,
               );
               resolve(response as unknown as Response);

@@ -47,6 +47,9 @@ describe('createBufferedFetch', () => {
     expect(res.statusText).toBe('Made');
     expect(res.ok).toBe(true);
     expect(res.headers.get('x-echo')).toBe('yes');
+    expect(res.headers.get('X-Echo')).toBe('yes');
+    expect(res.headers.has('x-missing')).toBe(false);
+    expect(Object.fromEntries(res.headers.entries())).toMatchObject({ 'x-echo': 'yes' });
     expect(await res.json()).toEqual({ got: '{"a":1}' });
     expect(seen[0]).toMatchObject({ method: 'POST', url: '/v1/x?q=1', body: '{"a":1}' });
     expect(seen[0]?.headers).toMatchObject({ authorization: 'Bearer k', 'content-length': '7' });
