@@ -61,13 +61,16 @@ function percentile(values: readonly number[], p: number): number {
 const figures = (ms: readonly number[]) =>
   `p50 ${percentile(ms, 50).toFixed(1)} ms  p99 ${percentile(ms, 99).toFixed(1)} ms  max ${percentile(ms, 100).toFixed(1)} ms`;
 
+let people = 0;
+
 /** The Slack side: one burst of signed mentions on kept-alive connections, timing each answer. */
 async function burst(config: ClientConfig, agent: Agent, size: number): Promise<RoundResult> {
   const bodies = Array.from({ length: size }, (_, i) => {
     const event = appMentionEvent(config.id, {
       channel: 'C0BENCH',
-      // One person per question: the per-user inbound limit (10 a minute by default) must not refuse any.
-      user: `U0BENCH${i}`,
+      // A different person per mention: one person's burst would be refused by the per-user rate limit
+      // (inbound.perUserPerMinute) with an ephemeral, which is another path than the ack of a question.
+      user: `U0B${String(++people).padStart(7, '0')}`,
       text: `<@${config.id.botUserId}> question ${i}`,
     });
     return eventBody(eventEnvelope(config.id, event)).body;

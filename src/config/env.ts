@@ -129,8 +129,20 @@ const VARS = {
     expected: 'milliseconds, an integer from 1 to 3600000, default 60000',
   }),
   WORKER_CONCURRENCY: spec({
-    schema: integer(1, 1000).default(4),
-    expected: 'an integer from 1 to 1000, default 4',
+    schema: integer(1, 5000).default(500),
+    expected: 'an integer from 1 to 5000, default 500',
+  }),
+  WORKER_MAX_EVENT_LOOP_DELAY_MS: spec({
+    schema: integer(5, 10_000).default(100),
+    expected: 'milliseconds, an integer from 5 to 10000, default 100',
+  }),
+  WORKER_MAX_HEAP_PERCENT: spec({
+    schema: integer(10, 95).default(80),
+    expected: 'a percentage of the V8 heap limit, an integer from 10 to 95, default 80',
+  }),
+  WORKER_MAX_RUNS_PER_REQUESTER: spec({
+    schema: integer(1, 5000).default(5),
+    expected: 'an integer from 1 to 5000, default 5',
   }),
   METRICS_PORT: spec({
     schema: integer(0, 65_535).default(9091),

@@ -35,6 +35,8 @@ export interface OpenAIModelOptions {
   temperature?: number;
   /** Sent as `parallel_tool_calls` whenever tools are offered. Default true. */
   parallelToolCalls?: boolean;
+  /** The fetch the SDK sends with. Default the built-in one. */
+  fetch?: typeof fetch;
 }
 
 const optionsSchema = z.object({
@@ -45,13 +47,20 @@ const optionsSchema = z.object({
   timeoutMs: z.number().int().positive().default(120_000),
   temperature: z.number().min(0).max(2).optional(),
   parallelToolCalls: z.boolean().default(true),
+  fetch: z.custom<typeof fetch>((f) => typeof f === 'function').optional(),
 }) satisfies z.ZodType<unknown, OpenAIModelOptions>;
 
 /** Creates the model port. Throws a ZodError naming the bad option. */
 export function createOpenAIModel(opts: OpenAIModelOptions): ModelPort {
   const o = optionsSchema.parse(opts);
   const baseURL = o.baseURL ?? DEFAULT_BASE_URL;
-  const client = new OpenAI({ apiKey: o.apiKey, baseURL, maxRetries: o.maxRetries, timeout: o.timeoutMs });
+  const client = new OpenAI({
+    apiKey: o.apiKey,
+    baseURL,
+    maxRetries: o.maxRetries,
+    timeout: o.timeoutMs,
+    ...(o.fetch ? { fetch: o.fetch } : {}),
+  });
   const describe = { baseURL, maxRetries: o.maxRetries, timeoutMs: o.timeoutMs };
 
   return {

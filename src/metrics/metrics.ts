@@ -20,6 +20,10 @@ export interface Metrics {
   queueJobs: Gauge<'state'>;
   jobLatency: Histogram<'job'>;
   jobsProcessed: Counter<'job' | 'outcome'>;
+  /** p99 event-loop delay of the last load sample of a worker (its backpressure signal). */
+  eventLoopDelay: Gauge;
+  /** 1 while a worker takes new jobs, 0 while its load gate holds them back. */
+  takingJobs: Gauge;
 }
 
 export interface MetricsSources {
@@ -117,6 +121,16 @@ export function createMetrics(
       name: 'loopgate_jobs_processed_total',
       help: 'Jobs processed by workers, by job name and outcome',
       labelNames: ['job', 'outcome'] as const,
+      registers,
+    }),
+    eventLoopDelay: new Gauge({
+      name: 'loopgate_worker_event_loop_delay_seconds',
+      help: "p99 event-loop delay of the worker's last load sample",
+      registers,
+    }),
+    takingJobs: new Gauge({
+      name: 'loopgate_worker_taking_jobs',
+      help: '1 while the worker takes new jobs, 0 while its load gate holds them back',
       registers,
     }),
   };

@@ -2,7 +2,10 @@
  * One placeholder message per run, edited in place as the run moves on, never more often than once per
  * interval (chat.update is Tier 3, and a thread that flickers helps nobody). The latest text always wins:
  * texts arriving within the interval replace each other and the last one is sent when the interval ends.
- * Calls to Slack for one run are serialised, so an edit never races the post that created the message.
+ * Calls to Slack for one run are serialised, so an edit never races the post that created the message,
+ * and once a run's placeholder is being deleted nothing edits it any more: progress that arrives later
+ * (a timer that was due, a second job of the same run in this process) is dropped, never sent after the
+ * chat.delete (Slack would answer message_not_found).
  */
 import type { Logger } from '../loop/types.js';
 import type { RunSlackContext } from './notifier-port.js';
@@ -33,10 +36,14 @@ interface RunProgress {
   lastSentAt: number;
   timer: NodeJS.Timeout | null;
   chain: Promise<void>;
+  /** The placeholder is deleted or being deleted: nothing is sent for this run any more. */
+  ended: boolean;
 }
 
 export class Placeholders {
   private readonly runs = new Map<string, RunProgress>();
+  /** Runs whose placeholder this process deleted, oldest first (bounded like `runs`). */
+  private readonly ended = new Set<string>();
   private readonly now: () => number;
 
   constructor(private readonly opts: PlaceholderOptions) {
@@ -48,6 +55,7 @@ export class Placeholders {
   }
 
   async show(ctx: RunSlackContext, text: string): Promise<void> {
+    if (this.ended.has(ctx.runId)) return;
     const run = this.track(ctx);
     run.latest = text;
     // The first post is awaited so that placeholderOf() knows the ts; later sends are throttled.
@@ -78,6 +86,9 @@ export class Placeholders {
   /** Silences the run, deletes its placeholder and forgets the run. */
   async end(ctx: RunSlackContext): Promise<void> {
     const run = this.track(ctx);
+    run.ended = true;
+    this.ended.add(ctx.runId);
+    while (this.ended.size > this.opts.maxRuns) this.ended.delete(this.ended.values().next().value ?? '');
     await this.silence(ctx);
     this.runs.delete(ctx.runId);
     if (run.ts !== null) await this.opts.transport.remove(run.ctx, run.ts);
@@ -94,6 +105,7 @@ export class Placeholders {
         lastSentAt: Number.NEGATIVE_INFINITY,
         timer: null,
         chain: Promise.resolve(),
+        ended: false,
       };
       this.runs.set(ctx.runId, run);
       this.forgetOldest();
@@ -139,7 +151,7 @@ export class Placeholders {
 
   private async sendLatest(run: RunProgress): Promise<void> {
     const text = run.latest;
-    if (text === null) return;
+    if (text === null || run.ended) return;
     run.latest = null;
     run.lastSentAt = this.now();
     if (run.ts !== null) {

@@ -20,6 +20,8 @@ export interface SlackClientOptions {
   maxRetryDelayMs?: number;
   /** Per-request timeout. Default 15 s. */
   timeoutMs?: number;
+  /** The fetch the client sends with. Default the built-in one. */
+  fetch?: typeof fetch;
 }
 
 /** Adapts loopgate's structured logger to the variadic logger @slack/web-api expects. */
@@ -53,5 +55,6 @@ export function createSlackWebClient(opts: SlackClientOptions): webApi.WebClient
       randomize: true,
     },
     timeout: opts.timeoutMs ?? 15_000,
+    ...(opts.fetch ? { fetch: opts.fetch } : {}),
   });
 }

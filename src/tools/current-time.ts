@@ -4,9 +4,48 @@ import { defineTool } from '../loop/define-tool.js';
 import type { AnyTool, Clock } from '../loop/types.js';
 import { ToolError } from './errors.js';
 
+type FormatKind = 'offset' | 'iso' | 'human';
+
+const FORMAT_OPTIONS: Record<FormatKind, [string, Intl.DateTimeFormatOptions]> = {
+  offset: ['en-US', { timeZoneName: 'longOffset' }],
+  iso: [
+    'en-CA',
+    {
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    },
+  ],
+  human: ['en-GB', { dateStyle: 'full', timeStyle: 'long' }],
+};
+
+/** Most formatters kept; zones in use are few, and a model naming many distinct zones only evicts. */
+const MAX_FORMATTERS = 600;
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+/**
+ * A formatter per kind and zone, built once: building an Intl.DateTimeFormat costs far more than using
+ * one (it was most of this tool's time). Throws a RangeError for an unknown zone, like the constructor.
+ */
+function formatter(kind: FormatKind, zone: string): Intl.DateTimeFormat {
+  const key = `${kind} ${zone}`;
+  let format = formatters.get(key);
+  if (!format) {
+    const [locale, options] = FORMAT_OPTIONS[kind];
+    format = new Intl.DateTimeFormat(locale, { ...options, timeZone: zone });
+    if (formatters.size >= MAX_FORMATTERS) formatters.delete(formatters.keys().next().value ?? '');
+    formatters.set(key, format);
+  }
+  return format;
+}
+
 function isTimeZone(zone: string): boolean {
   try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    formatter('iso', zone);
     return true;
   } catch {
     return false;
@@ -15,7 +54,7 @@ function isTimeZone(zone: string): boolean {
 
 /** `+01:00` style offset of `zone` at `instant`. */
 function offsetOf(instant: Date, zone: string): string {
-  const part = new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'longOffset' })
+  const part = formatter('offset', zone)
     .formatToParts(instant)
     .find((p) => p.type === 'timeZoneName')?.value;
   // `GMT` alone means a zero offset; otherwise `GMT+05:30`.
@@ -25,16 +64,7 @@ function offsetOf(instant: Date, zone: string): string {
 /** Local wall-clock time of `instant` in `zone` as ISO 8601 with the zone's offset. */
 export function localIso(instant: Date, zone: string): string {
   const parts = Object.fromEntries(
-    new Intl.DateTimeFormat('en-CA', {
-      timeZone: zone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-    })
+    formatter('iso', zone)
       .formatToParts(instant)
       .map((p) => [p.type, p.value]),
   );
@@ -42,11 +72,7 @@ export function localIso(instant: Date, zone: string): string {
 }
 
 function human(instant: Date, zone: string): string {
-  return new Intl.DateTimeFormat('en-GB', {
-    timeZone: zone,
-    dateStyle: 'full',
-    timeStyle: 'long',
-  }).format(instant);
+  return formatter('human', zone).format(instant);
 }
 
 export function createCurrentTime(deps: { clock: Clock }): AnyTool {

@@ -114,7 +114,8 @@ async function advanceHeld(
     ledger: storeExecutionLedger(rt.store.ledger, { runId, fence, clock: rt.clock }),
   };
   const cancelRequested = () => loaded.cancelRequest !== null || checkpointer.cancelRequested;
-  const boundary = { shouldCancel: cancelRequested, shouldYield: rt.stopping };
+  // A job whose lease may have passed to another stops at the boundary, before its next model call.
+  const boundary = { shouldCancel: cancelRequested, shouldYield: () => rt.stopping() || lease.lost() };
 
   let state = loaded.state;
   let outcome: RunOutcome;
@@ -144,7 +145,12 @@ async function advanceHeld(
     await rt.notifier.flush(ctx);
   }
   if (outcome.type === 'yielded') {
-    log.info({ step: state.step }, 'shutting down: the run is handed back to the queue');
+    log.info(
+      { step: state.step, stopping: rt.stopping() },
+      rt.stopping()
+        ? 'shutting down: the run is handed back to the queue'
+        : 'the run lease may have passed to another job: the run is handed back to the queue',
+    );
     return { type: 'busy', retryInMs: 0 };
   }
   if (isFinished(state)) await deliverEnd(rt, state, ctx, null);

@@ -4,6 +4,7 @@ import type { Env } from '../config/env.js';
 import { ConfigError } from '../config/errors.js';
 import type { Policy } from '../config/policy.js';
 import { approversFor, limitsFromPolicy } from '../config/policy-limits.js';
+import { createBufferedFetch } from '../http/buffered-fetch.js';
 import type { Logger } from '../log/logger.js';
 import { createOpenAIModel } from '../loop/openai-model.js';
 import { redisCallDefinitions } from '../mcp/call-definitions.js';
@@ -46,7 +47,14 @@ export async function buildWorkerRuntime({
   stopping,
   redact = (text) => text,
 }: RuntimeParts): Promise<WorkerRuntime & { mcp: McpSource }> {
-  const client = createSlackWebClient({ token: env.SLACK_BOT_TOKEN, apiUrl: env.SLACK_API_URL, logger });
+  // One kept-alive HTTP client for the model and Slack: under load the built-in fetch cost most CPU.
+  const fetch = createBufferedFetch();
+  const client = createSlackWebClient({
+    token: env.SLACK_BOT_TOKEN,
+    apiUrl: env.SLACK_API_URL,
+    logger,
+    fetch,
+  });
   const slack: SlackPoster = {
     async postMessage(channel, text) {
       const posted = await client.chat.postMessage({ channel, text, unfurl_links: false });
@@ -82,6 +90,7 @@ export async function buildWorkerRuntime({
       model: policy.model?.name ?? env.OPENAI_MODEL,
       maxRetries: env.OPENAI_MAX_RETRIES,
       timeoutMs: env.OPENAI_TIMEOUT_MS,
+      fetch,
     }),
     tools: registry(),
     mcp,

@@ -4,9 +4,13 @@ import { handleCancel, handleExpire, handleResume, handleStart } from './handler
 import type { AdvanceResult } from './run-lease.js';
 import type { WorkerRuntime } from './runtime.js';
 
+/** How long a question waits before trying again while its requester has every slot they may hold. */
+const REQUESTER_WAIT_MS = 500;
+
 /**
  * The BullMQ processor of the runs queue: validates the job (bad data fails at once, unretried), runs
- * its handler, and when another job holds the run's lease, puts the job back as delayed.
+ * its handler, and when another job holds the run's lease (or the requester already has their share of
+ * this process's runs), puts the job back as delayed.
  */
 export function runsProcessor(rt: WorkerRuntime) {
   return async (job: Job, token?: string): Promise<void> => {
@@ -17,9 +21,19 @@ export function runsProcessor(rt: WorkerRuntime) {
     rt.metrics?.jobLatency.observe({ job: parsed.name }, Math.max(0, Date.now() - runnableAt) / 1000);
     let result: AdvanceResult;
     switch (parsed.name) {
-      case 'start':
-        result = await handleStart(rt, parsed.data, jobId);
+      case 'start': {
+        const release = rt.requesterSlots?.tryTake(parsed.data.userId);
+        if (release === null) {
+          result = { type: 'busy', retryInMs: REQUESTER_WAIT_MS };
+          break;
+        }
+        try {
+          result = await handleStart(rt, parsed.data, jobId);
+        } finally {
+          release?.();
+        }
         break;
+      }
       case 'resume':
         result = await handleResume(rt, parsed.data, jobId);
         break;

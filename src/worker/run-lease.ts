@@ -7,7 +7,11 @@ export type AdvanceResult = { type: 'done' } | { type: 'busy'; retryInMs: number
 export interface HeldLease {
   /** Fencing token: every state-changing write of the holder carries it. */
   fence: number;
-  /** A renewal failed: the next fenced write will be refused. */
+  /**
+   * A renewal failed, or none was confirmed for a whole lease time (a starved event loop): another job
+   * may hold the run now, so this one must not start anything more (the next fenced write would be
+   * refused anyway, but a model call made before it would be paid twice).
+   */
   lost(): boolean;
 }
 
@@ -41,17 +45,25 @@ export async function withRunLease(
   }
   const { fence } = lease;
   let lost = false;
+  // When the lease was last known to run for a whole ttl from: the renewal's sending time, conservatively.
+  let confirmedFrom = Date.now();
   const renewal = setInterval(
     () => {
-      rt.store.leases.renew(runId, fence, rt.leaseTtlMs).catch((err: unknown) => {
-        lost = true;
-        log.warn({ err }, 'lease renewal failed; the next checkpoint will stop this job');
-      });
+      const sentAt = Date.now();
+      rt.store.leases.renew(runId, fence, rt.leaseTtlMs).then(
+        () => {
+          confirmedFrom = Math.max(confirmedFrom, sentAt);
+        },
+        (err: unknown) => {
+          lost = true;
+          log.warn({ err }, 'lease renewal failed; the next checkpoint will stop this job');
+        },
+      );
     },
     Math.max(100, Math.floor(rt.leaseTtlMs / 3)),
   );
   try {
-    return await body({ fence, lost: () => lost });
+    return await body({ fence, lost: () => lost || Date.now() - confirmedFrom >= rt.leaseTtlMs });
   } finally {
     clearInterval(renewal);
     await rt.store.leases

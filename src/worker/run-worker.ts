@@ -11,7 +11,10 @@ import { runsProcessor } from './processor.js';
 import type { WorkerRuntime } from './runtime.js';
 
 export interface RunWorkerOptions {
-  /** Jobs worked at once by this process. Default 4. */
+  /**
+   * Most jobs worked at once by this process. Default 500: runs wait on models, so a process holds
+   * hundreds; the load gate (load-gate.ts) stops taking jobs earlier when the process is busy.
+   */
   concurrency?: number;
   /**
    * BullMQ job lock; a worker that dies loses its jobs to another worker's stall check within about
@@ -65,7 +68,7 @@ export function createRunWorker(rt: WorkerRuntime, connection: RedisClient, opti
   const worker = new Worker(RUNS_QUEUE, options.inFlight?.track(processor) ?? processor, {
     connection,
     prefix: queuePrefix(options.prefix),
-    concurrency: options.concurrency ?? 4,
+    concurrency: options.concurrency ?? 500,
     lockDuration: options.lockDurationMs ?? 20_000,
     stalledInterval: options.stalledIntervalMs ?? 10_000,
     // A job may stall twice (two crashed workers) before it is failed for good.

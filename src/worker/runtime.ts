@@ -4,6 +4,7 @@ import type { RunsQueue } from '../queue/runs-queue.js';
 import type { Notifier } from '../slack/notifier-port.js';
 import type { Approvers } from '../store/records.js';
 import type { Store } from '../store/store.js';
+import type { RequesterSlots } from './requester-slots.js';
 
 /** What the worker needs to know of the policy, so tests can pass it without a config file. */
 export interface RunPolicy {
@@ -33,6 +34,8 @@ export interface WorkerRuntime {
   stopping: () => boolean;
   /** The requester's IANA time zone from Slack, when it can be known quickly (see slack/time-zones.ts). */
   timeZoneOf?: (userId: string) => Promise<string | undefined>;
+  /** Caps the runs of one requester worked at once in this process; none: no cap. */
+  requesterSlots?: RequesterSlots;
   /** Prometheus metrics of this process, when it serves them. */
   metrics?: Metrics;
   /**

@@ -13,6 +13,8 @@ import type { Store } from '../store/store.js';
 import { createStore } from '../store/store.js';
 import { buildWorkerRuntime } from './build-runtime.js';
 import { inFlightJobs } from './hand-back.js';
+import { type LoadGate, startLoadGate } from './load-gate.js';
+import { RequesterSlots } from './requester-slots.js';
 import { closeWorker, createRunWorker } from './run-worker.js';
 
 /**
@@ -84,6 +86,7 @@ export async function startWorker(options: StartWorkerOptions = {}) {
     redact: secrets.text,
   });
   rt.metrics = metrics;
+  rt.requesterSlots = new RequesterSlots(env.WORKER_MAX_RUNS_PER_REQUESTER);
   const inFlight = inFlightJobs(logger);
   const worker = createRunWorker(rt, workerConnection, {
     inFlight,
@@ -93,6 +96,7 @@ export async function startWorker(options: StartWorkerOptions = {}) {
     prefix: env.LOOPGATE_PREFIX,
   });
   let probes: Server | undefined;
+  let gate: LoadGate | undefined;
   // Before taking jobs: a port in use (a second worker on one host) stops start-up naming METRICS_PORT.
   if (options.serveProbes !== false && env.METRICS_PORT !== 0) {
     probes = await startProbeServer({
@@ -102,17 +106,39 @@ export async function startWorker(options: StartWorkerOptions = {}) {
       readiness: {
         redis: async () => (await storeConnection.ping()) === 'PONG',
         // Health is jobs flowing, not just PING: the worker's own blocking connection must be up.
-        worker: async () => worker.isRunning() && workerConnection.status === 'ready',
+        // A worker its load gate holds back is not taking jobs on purpose: its main loop may rest.
+        worker: async () =>
+          (worker.isRunning() || gate?.admitting() === false) && workerConnection.status === 'ready',
       },
       // A missing MCP server does not make the worker unready (its other tools serve); it is listed.
       details: () => ({ mcp: rt.mcp.report() }),
     });
   }
   worker.run().catch((err: unknown) => logger.error({ err }, 'worker stopped with an error'));
+  gate = startLoadGate({
+    maxEventLoopDelayMs: env.WORKER_MAX_EVENT_LOOP_DELAY_MS,
+    maxHeapUsedRatio: env.WORKER_MAX_HEAP_PERCENT / 100,
+    admission: {
+      // pause(true): stop fetching without waiting for the jobs in hand, which go on.
+      stopTaking: () => void worker.pause(true),
+      startTaking: () => void worker.resume(),
+    },
+    onSample: (sample, admitting) => {
+      metrics.eventLoopDelay.set(sample.eventLoopDelayMs / 1000);
+      metrics.takingJobs.set(admitting ? 1 : 0);
+    },
+    onChange: (verdict, sample) =>
+      verdict.admit
+        ? logger.info({ ...sample }, 'load is back under the limits: taking jobs again')
+        : logger.warn({ ...sample, reason: verdict.reason }, 'busy: not taking new jobs for now'),
+  });
   logger.info(
     {
       workerId: rt.workerId,
       concurrency: env.WORKER_CONCURRENCY,
+      maxEventLoopDelayMs: env.WORKER_MAX_EVENT_LOOP_DELAY_MS,
+      maxHeapPercent: env.WORKER_MAX_HEAP_PERCENT,
+      maxRunsPerRequester: env.WORKER_MAX_RUNS_PER_REQUESTER,
       tools: [...rt.tools.keys()],
       mcp: rt.mcp.report(),
       metricsPort: env.METRICS_PORT,
@@ -124,6 +150,7 @@ export async function startWorker(options: StartWorkerOptions = {}) {
     if (stopping) return;
     logger.info({ reason }, 'stopping: no new jobs, finishing current steps');
     stopping = true;
+    gate?.stop();
     const result = await closeWorker(worker, SHUTDOWN_GRACE_MS);
     if (result === 'timed_out') {
       const jobs = await inFlight.handBack();

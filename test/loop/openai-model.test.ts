@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createBufferedFetch } from '../../src/http/buffered-fetch.js';
 import { ModelError } from '../../src/loop/errors.js';
 import { createOpenAIModel, type OpenAIModelOptions } from '../../src/loop/openai-model.js';
 import type { Message, ModelRequest, ToolSchema } from '../../src/loop/types.js';
@@ -15,6 +16,13 @@ const STATUS_TOOL: ToolSchema = {
   parameters: { type: 'object', properties: { url: { type: 'string' } }, required: ['url'] },
 };
 
+/** The adapter is tested over Node's fetch and over the buffered fetch the worker gives it. */
+const FETCHES: { name: string; fetch: typeof fetch | undefined }[] = [
+  { name: 'the built-in fetch', fetch: undefined },
+  { name: 'the buffered fetch', fetch: createBufferedFetch() },
+];
+let fetchUnderTest: typeof fetch | undefined;
+
 let fake: FakeOpenAI | undefined;
 afterEach(async () => {
   await fake?.close();
@@ -23,7 +31,13 @@ afterEach(async () => {
 
 async function setUp(script: FakeStep[], opts: Partial<OpenAIModelOptions> = {}) {
   fake = await startFakeOpenAI(script);
-  const model = createOpenAIModel({ apiKey: API_KEY, baseURL: fake.url, model: 'gpt-test', ...opts });
+  const model = createOpenAIModel({
+    apiKey: API_KEY,
+    baseURL: fake.url,
+    model: 'gpt-test',
+    ...(fetchUnderTest ? { fetch: fetchUnderTest } : {}),
+    ...opts,
+  });
   return { fake, model };
 }
 
@@ -40,7 +54,11 @@ async function modelError(promise: Promise<unknown>): Promise<ModelError> {
   return err as ModelError;
 }
 
-describe('createOpenAIModel: replies', () => {
+describe.each(FETCHES)('createOpenAIModel over $name: replies', ({ fetch: f }) => {
+  beforeEach(() => {
+    fetchUnderTest = f;
+  });
+
   it('maps a text reply, its usage and the answering model', async () => {
     const { model } = await setUp([
       { content: 'All green.', usage: { prompt_tokens: 123, completion_tokens: 7 }, model: 'gpt-test-2026' },
@@ -86,7 +104,11 @@ describe('createOpenAIModel: replies', () => {
   });
 });
 
-describe('createOpenAIModel: request mapping', () => {
+describe.each(FETCHES)('createOpenAIModel over $name: request mapping', ({ fetch: f }) => {
+  beforeEach(() => {
+    fetchUnderTest = f;
+  });
+
   it('sends history, tool results, tools, limits and the key the way Chat Completions expects', async () => {
     const { fake, model } = await setUp([{ content: 'Payments is up.' }], { temperature: 0.2 });
     const history: Message[] = [
@@ -155,7 +177,11 @@ describe('createOpenAIModel: request mapping', () => {
   });
 });
 
-describe('createOpenAIModel: retries and errors', () => {
+describe.each(FETCHES)('createOpenAIModel over $name: retries and errors', ({ fetch: f }) => {
+  beforeEach(() => {
+    fetchUnderTest = f;
+  });
+
   it('retries a 429 after Retry-After: 0 and succeeds', async () => {
     const { fake, model } = await setUp([
       { status: 429, headers: { 'retry-after': '0' } },
@@ -238,7 +264,11 @@ describe('createOpenAIModel: retries and errors', () => {
   });
 });
 
-describe('createOpenAIModel: aborts', () => {
+describe.each(FETCHES)('createOpenAIModel over $name: aborts', ({ fetch: f }) => {
+  beforeEach(() => {
+    fetchUnderTest = f;
+  });
+
   it('rejects promptly when the signal aborts during a slow reply', async () => {
     const { fake, model } = await setUp([{ delayMs: 10_000, step: { content: 'too late' } }]);
     const controller = new AbortController();

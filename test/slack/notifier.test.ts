@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createBufferedFetch } from '../../src/http/buffered-fetch.js';
 import type { ApprovalView } from '../../src/slack/approval-card.js';
 import { SlackCallError } from '../../src/slack/errors.js';
 import { SlackNotifier } from '../../src/slack/notifier.js';
@@ -25,6 +26,8 @@ function makeNotifier(opts: { token?: string; retries?: number } = {}) {
     minRetryDelayMs: 10,
     maxRetryDelayMs: 50,
     timeoutMs: 5_000,
+    // What the worker gives its client (build-runtime.ts).
+    fetch: createBufferedFetch(),
   });
   for (const method of ['postMessage', 'update'] as const) {
     const call = client.chat[method].bind(client.chat) as (args: never) => Promise<unknown>;
@@ -205,6 +208,26 @@ describe('SlackNotifier final answer, errors and reactions', () => {
     expect(thread[1]?.blocks?.[0]).toEqual({ type: 'markdown', text: 'Payments is **healthy**.' });
     await sleep(INTERVAL + 50);
     expect(fake.callsOf('chat.update')).toHaveLength(0);
+  });
+
+  it('never edits the placeholder after deleting it, whatever progress arrives during or after the answer', async () => {
+    await notifier.progress(ctx, 'Thinking…');
+    const placeholderTs = notifier.placeholderOf(ctx.runId);
+    // A second job of the same run in this process (a redelivered one) keeps reporting progress while
+    // the first delivers the answer, and after: it knows the placeholder from the stored run.
+    const late = { ...ctx, placeholderTs };
+    const answering = notifier.finalAnswer(ctx, { parts: ['done'], stopReason: 'completed' });
+    await notifier.progress(late, 'Querying Prometheus…');
+    await answering;
+    await notifier.progress(late, 'Thinking…');
+    await notifier.flush(late);
+    await sleep(INTERVAL + 100);
+
+    const deleted = fake.callsOf('chat.delete');
+    expect(deleted.map((c) => c.args.ts)).toEqual([placeholderTs]);
+    const after = fake.calls.slice(fake.calls.indexOf(deleted[0]!));
+    expect(after.filter((c) => c.method === 'chat.update')).toEqual([]);
+    expect(fake.callsOf('chat.update').filter((c) => c.response?.ok !== true)).toEqual([]);
   });
 
   it('posts a long answer as several messages in order', async () => {

@@ -1,0 +1,403 @@
+/**
+ * The incident storm, shared by its end-to-end test and bench/incident-storm.ts: many people ask at once,
+ * each answer takes a few model calls of a fixed latency, and loopgate's real processes (`npm run bot`,
+ * N × `npm run worker`) answer them against the fake Slack Web API and the fake OpenAI over HTTP, on
+ * the real Redis under a random prefix.
+ *
+ * It records what the storm is judged on, from the outside:
+ * - when each question was sent and when its answer reached Slack (the fake's chat.postMessage call);
+ * - model requests per run and step, at the fake OpenAI: a step asked twice is a repeated (paid) call;
+ * - "job stalled" lines, lock renewal failures and load-gate closings in the workers' logs;
+ * - chat.update of a message after its chat.delete (an edit that lands after the placeholder is gone);
+ * - each worker's peak resident memory (VmHWM of its Node process);
+ * - the most model requests in flight at once at the fake OpenAI.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { Redis } from 'ioredis';
+import { freePort } from '../../demo/lib/free-port.js';
+import { createRedisConnection } from '../../src/queue/connection.js';
+import { createRunsQueue, type RunsQueue } from '../../src/queue/runs-queue.js';
+import { killAllLoopgate, type LoopgateProcess, spawnLoopgate } from '../e2e/support/loopgate-process.js';
+import { tempDir } from '../e2e/support/temp-config.js';
+import { type FakeOpenAI, type FakeStep, startFakeOpenAI } from '../fakes/openai-server.js';
+import { type FakeSlack, startFakeSlack } from '../fakes/slack-api-server.js';
+import {
+  appMentionEvent,
+  eventBody,
+  eventEnvelope,
+  postSigned,
+  type SlackIdentity,
+  TEST_SIGNING_SECRET,
+} from '../fakes/slack-signing.js';
+import { deleteKeys } from '../store/redis-fixture.js';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const TOKEN = 'xoxb-storm-token';
+const CHANNEL = 'C0INCIDENT';
+const TAG = /\[storm:(\d+)\]/;
+const ANSWER = 'storm answer';
+
+export interface StormOptions {
+  /** Worker processes. Default 1. */
+  workers?: number;
+  /** Model calls per answer: `calls - 1` rounds of a cheap read tool, then the answer. Default 3. */
+  callsPerRun?: number;
+  /** How long the fake model takes to answer each request. */
+  modelDelayMs: number;
+  /** Extra environment of the workers (none: loopgate's defaults). */
+  workerEnv?: Record<string, string>;
+  /** Redis URL of every process; default REDIS_URL or the local Redis. */
+  redisUrl?: string;
+}
+
+export interface StormQuestion {
+  index: number;
+  threadTs: string;
+  /** Date.now() when the mention was sent to the bot. */
+  sentAt: number;
+  /** HTTP status the bot answered. */
+  status: number;
+}
+
+export interface StormFigures {
+  asked: number;
+  answered: number;
+  /** Date.now() of the first question sent. */
+  firstSentAt: number;
+  /** Time to answer of each answered question, ms, in question order. */
+  timesToAnswer: number[];
+  /** Time from the first question to the last answer, ms (NaN when none was answered). */
+  lastAnswerAfterMs: number;
+  /** Model requests beyond the first for the same step of the same run. */
+  repeatedModelCalls: number;
+  modelRequests: number;
+  /** The most model requests the fake OpenAI was answering at once. */
+  peakModelInFlight: number;
+  /** "job stalled" log lines of all workers. */
+  stalls: number;
+  lockRenewalFailures: number;
+  /** Times a worker's load gate stopped it taking jobs. */
+  gateClosings: number;
+  /** chat.update calls on a message after a successful chat.delete of it. */
+  editsAfterDelete: number;
+  /** chat.update calls answered message_not_found. */
+  editsNotFound: number;
+  /** Peak resident memory of each worker's Node process, bytes. */
+  peakRssBytes: number[];
+}
+
+export interface Storm {
+  slack: FakeSlack;
+  openai: FakeOpenAI;
+  queue: RunsQueue;
+  workers: LoopgateProcess[];
+  /** /metrics of each worker. */
+  workerMetricsUrls: string[];
+  bot: LoopgateProcess;
+  /** Sends `count` mentions spread evenly over `overMs`, each from a different person, each a new thread. */
+  ask(count: number, overMs: number): Promise<StormQuestion[]>;
+  /** Questions whose answer is in Slack. */
+  answeredCount(): number;
+  /** What the storm is judged on, as of now. */
+  figures(): StormFigures;
+  /** Per question: [sent, eyes reaction, model request, model reply, ..., answer posted] as Date.now(). */
+  timelines(): number[][];
+  /** Reads each worker's peak RSS (call before close). */
+  readPeakRss(): number[];
+  /** The Node process of each worker (tsx's child). */
+  workerPids: number[];
+  /** CPU ms each process used so far: the bot's, then each worker's. */
+  cpuMs(): { bot: number; workers: number[] };
+  /** Warnings and errors of the processes, for failure messages. */
+  diagnostics(): string;
+  close(): Promise<void>;
+}
+
+/** The Node process that `tsx` runs for a spawned entry point (tsx itself is its parent). */
+function nodeChildOf(pid: number): number {
+  try {
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/);
+    const child = Number(children[0]);
+    return Number.isInteger(child) && child > 0 ? child : pid;
+  } catch {
+    return pid;
+  }
+}
+
+/** CPU time a process has used so far (user + system), ms, or NaN when it cannot be read. */
+export function cpuMsOf(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    // utime and stime are fields 14 and 15 of the whole line, in clock ticks (100 per second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Peak resident set size of a process, bytes (VmHWM), or NaN when it cannot be read. */
+export function peakRssOf(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = /VmHWM:\s+(\d+)\s+kB/.exec(status)?.[1];
+    return kb === undefined ? Number.NaN : Number(kb) * 1024;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+const textOf = (content: unknown): string =>
+  typeof content === 'string' ? content : JSON.stringify(content ?? '');
+
+export async function startStorm(options: StormOptions): Promise<Storm> {
+  const redisUrl = options.redisUrl ?? REDIS_URL;
+  const calls = options.callsPerRun ?? 3;
+  const bare = `lgstorm${randomBytes(4).toString('hex')}`;
+  const prefix = `{${bare}}`;
+  const connections: Redis[] = [];
+  const connect = () => {
+    const c = createRedisConnection(redisUrl, 'producer', { connectionName: bare });
+    connections.push(c);
+    return c;
+  };
+  const queue = createRunsQueue(connect(), prefix);
+  const config = tempDir();
+  const slack = await startFakeSlack({ token: TOKEN });
+  const perStep = new Map<string, number>();
+  /** Date.now() of each model request and reply, by question index. */
+  const modelTimes = new Map<string, number[]>();
+  let inFlight = 0;
+  let peakInFlight = 0;
+  const brain: FakeStep = async (request) => {
+    const messages = request.body.messages;
+    const question = [...messages].reverse().find((m) => m.role === 'user');
+    const tag = TAG.exec(textOf(question?.content))?.[1] ?? 'untagged';
+    const toolResults = messages.filter((m) => m.role === 'tool').length;
+    const key = `${tag}/${messages.length}`;
+    perStep.set(key, (perStep.get(key) ?? 0) + 1);
+    const times = modelTimes.get(tag) ?? [];
+    times.push(Date.now());
+    modelTimes.set(tag, times);
+    inFlight++;
+    peakInFlight = Math.max(peakInFlight, inFlight);
+    await new Promise((resolve) => setTimeout(resolve, options.modelDelayMs));
+    inFlight--;
+    modelTimes.get(tag)?.push(Date.now());
+    if (toolResults < calls - 1) {
+      return { toolCalls: [{ name: 'current_time', arguments: '{}' }] };
+    }
+    return { content: `${ANSWER} ${tag}: all systems operational.` };
+  };
+  // One step per request: more than any storm here asks for (repeats included).
+  const openai = await startFakeOpenAI(Array.from({ length: 200_000 }, () => brain));
+  const configPath = config.write(
+    'loopgate.yaml',
+    ['approvals:', '  approvers: [U0MGR]', 'tools:', '  current_time: {}', ''].join('\n'),
+  );
+  const common = {
+    REDIS_URL: redisUrl,
+    LOOPGATE_PREFIX: prefix,
+    SLACK_BOT_TOKEN: TOKEN,
+    SLACK_API_URL: slack.apiUrl,
+    LOOPGATE_CONFIG: configPath,
+    LOG_LEVEL: 'info',
+  };
+  const botPort = await freePort();
+  const bot = spawnLoopgate(
+    'bot',
+    {
+      ...common,
+      SLACK_SIGNING_SECRET: TEST_SIGNING_SECRET,
+      PORT: String(botPort),
+      BOT_METRICS_PORT: String(await freePort()),
+    },
+    config.dir,
+  );
+  const workers: LoopgateProcess[] = [];
+  const workerMetricsUrls: string[] = [];
+  for (let i = 0; i < (options.workers ?? 1); i++) {
+    const metricsPort = await freePort();
+    workerMetricsUrls.push(`http://127.0.0.1:${metricsPort}/metrics`);
+    workers.push(
+      spawnLoopgate(
+        'worker',
+        {
+          ...common,
+          OPENAI_API_KEY: 'sk-storm',
+          OPENAI_BASE_URL: openai.url,
+          METRICS_PORT: String(metricsPort),
+          ...options.workerEnv,
+        },
+        config.dir,
+      ),
+    );
+  }
+  const processes = [bot, ...workers];
+  const diagnostics = () =>
+    processes
+      .map((p) => {
+        const worrying = p.logs().filter((l) => (typeof l.level === 'number' ? l.level >= 40 : false));
+        return `${p.entry} ${p.pid}${p.exited() ? ' (exited)' : ''}: ${worrying.length} warnings\n  ${worrying
+          .slice(-6)
+          .map((l) => JSON.stringify(l).slice(0, 500))
+          .join('\n  ')}${p.exited() ? `\n${p.stderr().slice(-2000)}` : ''}`;
+      })
+      .join('\n');
+  const close = async () => {
+    await killAllLoopgate();
+    await Promise.allSettled([openai.close(), slack.close()]);
+    await queue.obliterate({ force: true }).catch(() => {});
+    await queue.close().catch(() => {});
+    const admin = connections[0];
+    if (admin) for (const pattern of [`${bare}:*`, `${prefix}:*`]) await deleteKeys(admin, pattern);
+    for (const c of connections) c.disconnect();
+    config.remove();
+  };
+  try {
+    await Promise.all(
+      processes.map((p) =>
+        p.waitForLog(
+          (l) => l.msg === 'loopgate bot started' || l.msg === 'worker started',
+          'started',
+          90_000,
+        ),
+      ),
+    );
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  const workerNodePids = workers.map((w) => nodeChildOf(w.pid));
+  const id: SlackIdentity = { teamId: slack.teamId, appId: slack.appId, botUserId: slack.botUserId };
+  const botUrl = `http://127.0.0.1:${botPort}/slack/events`;
+  const questions: StormQuestion[] = [];
+  let lastPeak: number[] = workerNodePids.map(() => Number.NaN);
+
+  // Read incrementally: this is polled while thousands of calls arrive, and must not load the fakes'
+  // process (which would slow the fakes' answers, not loopgate).
+  const byThread = new Map<string, number>();
+  let scanned = 0;
+  const answers = () => {
+    for (; scanned < slack.calls.length; scanned++) {
+      const call = slack.calls[scanned]!;
+      if (call.method !== 'chat.postMessage' || call.response?.ok !== true) continue;
+      if (typeof call.args.thread_ts !== 'string' || typeof call.args.text !== 'string') continue;
+      if (!call.args.text.includes(ANSWER)) continue;
+      if (!byThread.has(call.args.thread_ts)) byThread.set(call.args.thread_ts, call.at);
+    }
+    return byThread;
+  };
+
+  return {
+    slack,
+    openai,
+    queue,
+    workers,
+    workerMetricsUrls,
+    bot,
+    async ask(count, overMs) {
+      const start = Date.now();
+      const sends: Promise<void>[] = [];
+      for (let i = 0; i < count; i++) {
+        const due = start + (overMs * i) / count;
+        const wait = due - Date.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        const index = questions.length;
+        const user = `U0P${String(index).padStart(6, '0')}`;
+        const written = slack.userMessage({
+          channel: CHANNEL,
+          user,
+          text: `<@${id.botUserId}> is the payments API down? [storm:${index}]`,
+        });
+        const question: StormQuestion = { index, threadTs: written.ts, sentAt: Date.now(), status: 0 };
+        questions.push(question);
+        const envelope = eventEnvelope(
+          id,
+          appMentionEvent(id, { channel: CHANNEL, user, text: written.text, ts: written.ts }),
+        );
+        sends.push(
+          postSigned(botUrl, eventBody(envelope)).then(
+            async (res) => {
+              question.status = res.status;
+              await res.arrayBuffer();
+            },
+            () => {
+              question.status = -1;
+            },
+          ),
+        );
+      }
+      await Promise.all(sends);
+      return questions.slice(-count);
+    },
+    answeredCount: () => {
+      const answered = answers();
+      return questions.filter((q) => answered.has(q.threadTs)).length;
+    },
+    figures() {
+      const answered = answers();
+      const times = questions.flatMap((q) => {
+        const at = answered.get(q.threadTs);
+        return at === undefined ? [] : [at - q.sentAt];
+      });
+      const firstSentAt = questions[0]?.sentAt ?? Number.NaN;
+      const lastAnswer = Math.max(...answered.values());
+      const deleted = new Map<string, number>();
+      let editsAfterDelete = 0;
+      let editsNotFound = 0;
+      for (const call of slack.calls) {
+        const key = `${String(call.args.channel)}/${String(call.args.ts)}`;
+        if (call.method === 'chat.delete' && call.response?.ok === true) deleted.set(key, call.at);
+        if (call.method !== 'chat.update') continue;
+        if (deleted.has(key)) editsAfterDelete++;
+        if (call.response?.error === 'message_not_found') editsNotFound++;
+      }
+      const logs = workers.flatMap((w) => w.logs());
+      return {
+        asked: questions.length,
+        answered: times.length,
+        firstSentAt,
+        timesToAnswer: times,
+        lastAnswerAfterMs: answered.size === 0 ? Number.NaN : lastAnswer - firstSentAt,
+        repeatedModelCalls: [...perStep.values()].reduce((sum, n) => sum + n - 1, 0),
+        modelRequests: openai.requests.length,
+        peakModelInFlight: peakInFlight,
+        stalls: logs.filter((l) => /stalled/.test(l.msg)).length,
+        lockRenewalFailures: logs.filter((l) => /renew/.test(JSON.stringify(l))).length,
+        gateClosings: logs.filter((l) => l.msg.startsWith('busy: not taking new jobs')).length,
+        editsAfterDelete,
+        editsNotFound,
+        peakRssBytes: lastPeak,
+      };
+    },
+    timelines() {
+      const answered = answers();
+      const eyes = new Map<string, number>();
+      for (const call of slack.callsOf('reactions.add')) {
+        if (call.args.name === 'eyes') eyes.set(String(call.args.timestamp), call.at);
+      }
+      return questions.map((q) => [
+        q.sentAt,
+        eyes.get(q.threadTs) ?? Number.NaN,
+        ...(modelTimes.get(String(q.index)) ?? []),
+        answered.get(q.threadTs) ?? Number.NaN,
+      ]);
+    },
+    workerPids: workerNodePids,
+    cpuMs: () => ({ bot: cpuMsOf(nodeChildOf(bot.pid)), workers: workerNodePids.map(cpuMsOf) }),
+    readPeakRss() {
+      lastPeak = workerNodePids.map(peakRssOf);
+      return lastPeak;
+    },
+    diagnostics,
+    close,
+  };
+}
+
+export function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return (
+    sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN
+  );
+}
