@@ -15,7 +15,7 @@ import { postMessageSettings } from '../tools/post-message.js';
 import { prometheusSettings } from '../tools/prometheus-query.js';
 import { runActionSettings } from '../tools/run-action/action-settings.js';
 import { runbookSettings } from '../tools/runbooks/runbook-settings.js';
-import { approverList, toolApprovers } from '../tools/settings.js';
+import { approverList, toolApprovers, toolRetry } from '../tools/settings.js';
 import { ConfigError, type ConfigProblem } from './errors.js';
 import { missingSecrets } from './policy-env.js';
 import { problemsOf } from './policy-problems.js';
@@ -135,12 +135,14 @@ const customEntry = z.union([
       path,
       name: undefined as string | undefined,
       approvers: undefined as string[] | undefined,
+      retry: undefined as z.output<typeof toolRetry> | undefined,
     })),
   z
     .strictObject({
       path: z.string().min(1),
       name: z.string().min(1).optional(),
       approvers: toolApprovers.optional(),
+      retry: toolRetry.optional(),
     })
     .refine((entry) => entry.approvers === undefined || entry.name !== undefined, {
       error: 'approvers of a custom tool need its name (name: <tool name>)',

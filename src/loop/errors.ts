@@ -22,6 +22,26 @@ export class ModelError extends LoopgateError {
   }
 }
 
+/**
+ * A tool's failure with its class: `transient` when trying again may succeed (a timeout, a dropped or
+ * refused connection, a temporary DNS failure, HTTP 429/502/503/504), else permanent (bad input,
+ * permission, business rules). `retryAfterMs` is the server's Retry-After, when it sent one. Tools throw
+ * it (or a subclass) so the engine knows what is safe to retry.
+ */
+export class ToolFailure extends LoopgateError {
+  readonly transient: boolean;
+  readonly retryAfterMs: number | undefined;
+  constructor(
+    code: string,
+    message: string,
+    options: { transient?: boolean; retryAfterMs?: number; cause?: unknown } = {},
+  ) {
+    super(code, message, { cause: options.cause });
+    this.transient = options.transient === true;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}
+
 export class ToolTimeoutError extends LoopgateError {
   constructor(
     readonly toolName: string,
