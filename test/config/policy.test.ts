@@ -331,3 +331,26 @@ describe('tools.<name>.retry', () => {
     expect(text).toContain('tools.http_get.retry.maxDelayMs');
   });
 });
+
+describe('model.fallbacks', () => {
+  it('lists models tried after the primary, each with its own endpoint and key variable', () => {
+    const yaml = [
+      'model:',
+      '  name: gpt-main',
+      '  fallbacks:',
+      '    - name: gpt-small',
+      '    - { name: llama-3, baseUrl: "http://vllm.internal:8000/v1", apiKeyEnv: VLLM_KEY }',
+    ].join('\n');
+    expect(parsePolicy(yaml, { env: { VLLM_KEY: 'k' } }).model.fallbacks).toEqual([
+      { name: 'gpt-small' },
+      { name: 'llama-3', baseUrl: 'http://vllm.internal:8000/v1', apiKeyEnv: 'VLLM_KEY' },
+    ]);
+    expect(problems(yaml)).toEqual([
+      'model.fallbacks[1].apiKeyEnv: environment variable VLLM_KEY is not set',
+    ]);
+    expect(problems('model:\n  fallbacks: [{ baseUrl: "ftp://x" }]')).toEqual([
+      expect.stringMatching(/^model\.fallbacks\[0\]\.name: /),
+      expect.stringMatching(/^model\.fallbacks\[0\]\.baseUrl: expected an http\(s\) URL/),
+    ]);
+  });
+});
