@@ -33,7 +33,8 @@ export type ApprovalStatus =
   | 'rejected'
   | 'expired'
   | 'cancelled'
-  | 'outcome_unknown';
+  | 'outcome_unknown'
+  | 'failed_retryable';
 
 /** What the card shows; built by the caller from the stored approval record. */
 export interface ApprovalView {
@@ -76,6 +77,7 @@ const HEADER: Record<ApprovalStatus, string> = {
   expired: '⌛ Expired',
   cancelled: '✖️ Cancelled',
   outcome_unknown: '⚠️ Outcome unknown',
+  failed_retryable: '⚠️ Failed, not repeated',
 };
 
 const FULL_TEXT_BUTTON = 'Full text';
@@ -147,6 +149,12 @@ function decisionText(view: ApprovalView): string {
         `:warning: *Outcome unknown*: it was approved${by(view.decidedBy)}, but the worker stopped while ` +
         `running it${at}. Check whether it took effect before approving it again.`
       );
+    case 'failed_retryable':
+      return (
+        `:warning: *Failed*: it was approved${by(view.decidedBy)}${at} and failed with what looks like a ` +
+        'passing problem (a timeout or a busy service). It was not repeated automatically because it may ' +
+        'not be safe to repeat. Retry runs it once more with the same arguments.'
+      );
   }
 }
 
@@ -174,6 +182,21 @@ function buttonsFor(view: ApprovalView, shortened: boolean): Button[] {
             title: 'Run it again?',
             text: `The first attempt may already have taken effect. Approve ${view.tool} again, with the same arguments?`,
             confirm: 'Approve again',
+            deny: 'Not now',
+          },
+        }),
+        ...details,
+      ];
+    case 'failed_retryable':
+      return [
+        button({
+          actionId: ACTION_IDS.reapprove,
+          text: 'Retry',
+          value: view.approvalId,
+          confirm: {
+            title: 'Retry it?',
+            text: `The failed attempt may still have taken effect. Run ${view.tool} once more, with the same arguments?`,
+            confirm: 'Retry',
             deny: 'Not now',
           },
         }),

@@ -18,6 +18,9 @@ import {
 /** The decision reason of a round created by "Approve again". */
 export const REAPPROVE_REASON = 'approved again after an unknown outcome';
 
+/** The decision reason of a round created by "Retry" after a transient failure that was not repeated. */
+export const RETRY_REASON = 'retried after a transient failure';
+
 export interface NewApproval {
   call: GatedCall;
   approvers: Approvers;
@@ -163,8 +166,9 @@ export class ApprovalStore {
   /**
    * "Approve again" after an unknown outcome: creates the next round of `approvalId`'s call, approved by
    * `decidedBy`, with the same arguments (first click wins: `won` is false when the round already
-   * existed). Audited like any decision. Throws `not_found`, or `not_unknown` when the earlier round's
-   * outcome is known (or it never ran), since then there is nothing to approve again.
+   * existed). Audited like any decision. Also "Retry" of a call whose approved run failed transiently
+   * and was not repeated (the ledger's result is transient). Throws `not_found`, or `not_unknown` when
+   * the earlier round's outcome is known and not a transient failure (or it never ran).
    */
   async reapprove(input: {
     approvalId: string;
@@ -183,7 +187,7 @@ export class ApprovalStore {
         this.ctx.keys.ledger(next),
         this.ctx.keys.run(runIdOf(approvalId)).approvals,
       ],
-      [input.decidedBy, input.now, randomUUID(), next, REAPPROVE_REASON],
+      [input.decidedBy, input.now, randomUUID(), next, REAPPROVE_REASON, RETRY_REASON],
     );
     const [won, ...pairs] = replyArray('reapproveCall', reply, { approvalId });
     const record = decode(`approval ${next}`, { approvalId: next }, () =>
