@@ -76,6 +76,13 @@ export interface SlackWorldOptions {
   mode: 'split' | 'single';
   /** Worker processes in split mode; default 1. */
   workers?: number;
+  /**
+   * Also start a second fake OpenAI and name it in the policy as `model.fallbacks` (model
+   * `fallback-model`, its own key variable), routed by `fallbackModel`.
+   */
+  fallback?: boolean;
+  /** Extra environment of the worker processes (e.g. OPENAI_MAX_RETRIES). */
+  workerEnv?: Record<string, string>;
 }
 
 /** A question as the bot received it. */
@@ -95,6 +102,8 @@ export interface SlackWorld {
   slack: FakeSlack;
   openai: FakeOpenAI;
   model: ModelRouter;
+  /** The fallback model's router, with `fallback: true`. */
+  fallbackModel?: ModelRouter;
   fixture: HttpFixture;
   store: Store;
   queue: RunsQueue;
@@ -110,7 +119,8 @@ export interface SlackWorld {
   statusUrl(name: string): string;
   /**
    * A URL `http_request` may write to; answers 200 `{ "deployed": true }`, except the first request to a
-   * name starting with `hang-first-`, which gets no answer at all.
+   * name starting with `hang-first-`, which gets no answer at all, and the first one to a name starting
+   * with `503-first-`, answered 503. (`statusUrl` names starting with `fail-twice-` answer 503 twice.)
    */
   deployUrl(name: string): string;
   /** Requests the fixture received for `url` (path and query). */
@@ -146,8 +156,15 @@ export interface SlackWorld {
   close(): Promise<void>;
 }
 
-function policyYaml(fixtureUrl: string): string {
+function policyYaml(fixtureUrl: string, fallbackUrl?: string): string {
   return [
+    ...(fallbackUrl
+      ? [
+          'model:',
+          '  fallbacks:',
+          `    - { name: fallback-model, baseUrl: ${JSON.stringify(fallbackUrl)}, apiKeyEnv: FALLBACK_OPENAI_KEY }`,
+        ]
+      : []),
     'approvals:',
     `  approvers: [${PEOPLE.manager}]`,
     '  selfApproval: false',
@@ -198,12 +215,13 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
   const config = tempDir();
   const processes: LoopgateProcess[] = [];
   let openai: FakeOpenAI | undefined;
+  let fallbackOpenai: FakeOpenAI | undefined;
   let slack: FakeSlack | undefined;
   let fixture: HttpFixture | undefined;
 
   const close = async () => {
     await killAllLoopgate();
-    await Promise.allSettled([openai?.close(), slack?.close(), fixture?.close()]);
+    await Promise.allSettled([openai?.close(), fallbackOpenai?.close(), slack?.close(), fixture?.close()]);
     await queue.obliterate({ force: true }).catch(() => {});
     await queue.close().catch(() => {});
     const admin = connections[0];
@@ -223,6 +241,11 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
     });
     fixture = await startHttpFixture(async (req, res) => {
       if (req.method === 'GET' && req.path.startsWith('/status/')) {
+        const hits = fixture?.requests.filter((r) => r.path === req.path).length ?? 0;
+        if (req.path.startsWith('/status/fail-twice-') && hits <= 2) {
+          reply(res, 503, 'text/plain', 'warming up');
+          return;
+        }
         reply(res, 200, 'application/json', '{"status":"all systems operational"}');
       } else if (req.path.startsWith('/deploy/')) {
         // `/deploy/hang-first-…`: the first request is never answered (the test kills its worker mid-call).
@@ -231,13 +254,19 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
           await new Promise((resolve) => res.once('close', resolve));
           return;
         }
+        if (req.path.startsWith('/deploy/503-first-') && hits === 1) {
+          reply(res, 503, 'application/json', '{"error":"deployer busy"}');
+          return;
+        }
         reply(res, 200, 'application/json', '{"deployed":true}');
       } else {
         reply(res, 404, 'text/plain', 'not found');
       }
     });
     const model = routeModel(openai);
-    const configPath = config.write('loopgate.yaml', policyYaml(fixture.url));
+    if (options.fallback) fallbackOpenai = await startFakeOpenAI();
+    const fallbackModel = fallbackOpenai ? routeModel(fallbackOpenai) : undefined;
+    const configPath = config.write('loopgate.yaml', policyYaml(fixture.url, fallbackOpenai?.url));
     const common = {
       REDIS_URL,
       LOOPGATE_PREFIX: prefix,
@@ -246,11 +275,17 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
       LOOPGATE_CONFIG: configPath,
       WORKER_LOCK_MS: '2000',
       LOG_LEVEL: 'info',
+      // The policy names it, so every process checks it exists.
+      ...(fallbackOpenai ? { FALLBACK_OPENAI_KEY: 'sk-fallback' } : {}),
     };
     const botPort = await freePort();
     const botProbesPort = await freePort();
     const botSide = { SLACK_SIGNING_SECRET: TEST_SIGNING_SECRET, BOT_METRICS_PORT: String(botProbesPort) };
-    const workerSide = { OPENAI_API_KEY: 'sk-e2e', OPENAI_BASE_URL: openai.url };
+    const workerSide = {
+      OPENAI_API_KEY: 'sk-e2e',
+      OPENAI_BASE_URL: openai.url,
+      ...options.workerEnv,
+    };
     const workerMetricsUrls: string[] = [];
     if (options.mode === 'single') {
       processes.push(
@@ -385,6 +420,7 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
       slack: fakeSlack,
       openai,
       model,
+      ...(fallbackModel ? { fallbackModel } : {}),
       fixture: fakeFixture,
       store,
       queue,
