@@ -68,7 +68,9 @@ describe('retries, cut-off replies and model fallbacks (real bot and worker)', {
       error: {
         code: 'http_status',
         transient: true,
-        message: expect.stringMatching(/answered 503[\s\S]*not retried because it may not be safe to repeat$/),
+        message: expect.stringMatching(
+          /answered 503[\s\S]*not retried because it may not be safe to repeat$/,
+        ),
       },
     });
     expect(postedWith(w, c, NOT_DEPLOYED)).toHaveLength(1);
