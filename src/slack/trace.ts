@@ -23,6 +23,8 @@ export interface TraceToolCall {
 export interface TraceStep {
   step: number;
   durationMs?: number;
+  /** The model that answered this step (a fallback when the primary failed), when recorded. */
+  model?: string;
   /** The assistant's text of that step (its final answer on the last step). */
   text?: string;
   calls: TraceToolCall[];
@@ -42,6 +44,8 @@ export interface TraceTimings {
   steps?: Readonly<Record<number, number>>;
   tools?: Readonly<Record<string, number>>;
   effects?: Readonly<Record<string, ToolEffect>>;
+  /** The model that answered, by step number. */
+  models?: Readonly<Record<number, string>>;
 }
 
 const effect = z.enum(['read', 'write', 'notify']);
@@ -49,6 +53,7 @@ const modelReplied = z.looseObject({
   type: z.literal('model_replied'),
   step: z.number().int(),
   durationMs: z.number(),
+  model: z.string().optional(),
 });
 const toolStarted = z.looseObject({ type: z.literal('tool_started'), toolCallId: z.string(), effect });
 const toolFinished = z.looseObject({
@@ -63,9 +68,13 @@ export function timingsFromTrace(entries: readonly TraceEntry[]): Required<Trace
   const steps: Record<number, number> = {};
   const tools: Record<string, number> = {};
   const effects: Record<string, z.infer<typeof effect>> = {};
+  const models: Record<number, string> = {};
   for (const entry of entries) {
     const replied = modelReplied.safeParse(entry);
-    if (replied.success) steps[replied.data.step] = replied.data.durationMs;
+    if (replied.success) {
+      steps[replied.data.step] = replied.data.durationMs;
+      if (replied.data.model) models[replied.data.step] = replied.data.model;
+    }
     const started = toolStarted.safeParse(entry);
     if (started.success) effects[started.data.toolCallId] = started.data.effect;
     const finished = toolFinished.safeParse(entry);
@@ -74,7 +83,7 @@ export function timingsFromTrace(entries: readonly TraceEntry[]): Required<Trace
       effects[finished.data.toolCallId] = finished.data.effect;
     }
   }
-  return { steps, tools, effects };
+  return { steps, tools, effects, models };
 }
 
 const OkFlag = z.object({ ok: z.boolean() });
@@ -102,6 +111,7 @@ export function traceFromRunState(state: RunState, timings: TraceTimings = {}): 
     steps.push({
       step,
       durationMs: timings.steps?.[step],
+      ...(timings.models?.[step] ? { model: timings.models[step] } : {}),
       text: message.content ?? undefined,
       calls: (message.toolCalls ?? []).map((call) => {
         const result = results.get(call.id);
