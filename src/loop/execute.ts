@@ -1,4 +1,4 @@
-import { LoopgateError, ToolTimeoutError } from './errors.js';
+import { LoopgateError, ToolFailure, ToolTimeoutError } from './errors.js';
 import { boundResult } from './observation.js';
 import { classifyFailure, retryDelayMs } from './retry.js';
 import type {
@@ -105,6 +105,11 @@ export interface CallLimits {
 
 const NOT_REPEATABLE = 'not retried because it may not be safe to repeat';
 
+/** A failure's own answer (ToolFailure `answer`), given as the result when no attempt does better. */
+function answerOf(err: unknown): { value: unknown } | undefined {
+  return err instanceof ToolFailure ? err.answer : undefined;
+}
+
 /** The last failure as the model reads it, with the attempts before it and why there was no other. */
 function finalFailure(
   failed: ToolResult & { ok: false },
@@ -151,12 +156,19 @@ export async function executeCall(
       if (limits.notRepeatable) {
         return { result: finalFailure(failed, attempts, NOT_REPEATABLE), durationMs: elapsed() };
       }
-      if (n >= limits.retry.attempts) {
-        return { result: finalFailure(failed, attempts, undefined), durationMs: elapsed() };
-      }
       const delayMs = retryDelayMs(n, limits.retry, limits.random, retryAfterMs);
-      if (delayMs >= (limits.timeLeftMs?.() ?? Number.POSITIVE_INFINITY)) {
-        const why = 'not retried because the run has no time left for another attempt';
+      const outOfTime = delayMs >= (limits.timeLeftMs?.() ?? Number.POSITIVE_INFINITY);
+      if (n >= limits.retry.attempts || outOfTime) {
+        const answer = answerOf(err);
+        if (answer) {
+          const bounded = boundResult(answer.value, limits.maxObservationChars);
+          const result = bounded.ok && attempts.length > 0 ? { ...bounded, attempts } : bounded;
+          return { result, raw: answer.value, durationMs: elapsed() };
+        }
+        const why =
+          outOfTime && n < limits.retry.attempts
+            ? 'not retried because the run has no time left for another attempt'
+            : undefined;
         return { result: finalFailure(failed, attempts, why), durationMs: elapsed() };
       }
       const retried = { attempt: n, code: failed.error.code, message: failed.error.message, delayMs };

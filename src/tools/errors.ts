@@ -76,15 +76,17 @@ export class HttpStatusError extends ToolError {
     readonly url: string,
     readonly status: number,
     bodySnippet: string,
-    retryAfterMs?: number,
+    options: { retryAfterMs?: number | undefined; answer?: unknown } = {},
   ) {
     const change = method === 'GET' ? '' : '; the change may not have happened';
+    const { retryAfterMs, ...rest } = options;
     super(
       'http_status',
       `${method} ${url} answered ${status}${bodySnippet ? `: ${bodySnippet}` : ''}${change}`,
       {
         transient: TRANSIENT_STATUSES.has(status),
         ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+        ...rest,
       },
     );
   }

@@ -63,19 +63,17 @@ export function createHttpGet(settings: HttpGetSettings, deps: { env: Env; looku
       );
       const contentType = reply.headers['content-type'];
       const body = formatBody(decodeBody(reply.body, contentType), contentType);
-      // A busy or unreachable upstream is a transient failure, retried by the engine; other statuses
-      // are an answer worth reading (a 404 page, a 500 error body).
-      if (TRANSIENT_STATUSES.has(reply.status)) {
-        throw new HttpStatusError(
-          'GET',
-          reply.url,
-          reply.status,
-          clip(body, 500),
-          retryAfterMs(reply.headers),
-        );
-      }
       const redirected = reply.url === url ? '' : ` (redirected to ${reply.url})`;
-      return `HTTP ${reply.status} ${reply.statusText} for GET ${url}${redirected}\ncontent-type: ${contentType ?? 'unknown'}\n\n${body}`;
+      const answer = `HTTP ${reply.status} ${reply.statusText} for GET ${url}${redirected}\ncontent-type: ${contentType ?? 'unknown'}\n\n${body}`;
+      // 429/502/503/504 may pass: retried by the engine, and if they do not pass the reply is still the
+      // answer (a health endpoint says "degraded" with a 503). Other statuses are answers at once.
+      if (TRANSIENT_STATUSES.has(reply.status)) {
+        throw new HttpStatusError('GET', reply.url, reply.status, clip(body, 500), {
+          retryAfterMs: retryAfterMs(reply.headers),
+          answer,
+        });
+      }
+      return answer;
     },
   });
 }

@@ -113,13 +113,9 @@ export function createHttpRequest(
         );
       }
       if (reply.status < 200 || reply.status >= 300) {
-        throw new HttpStatusError(
-          args.method,
-          args.url,
-          reply.status,
-          clip(text, 500),
-          retryAfterMs(reply.headers),
-        );
+        throw new HttpStatusError(args.method, args.url, reply.status, clip(text, 500), {
+          retryAfterMs: retryAfterMs(reply.headers),
+        });
       }
       return { status: reply.status, body: text };
     },

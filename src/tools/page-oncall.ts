@@ -124,13 +124,9 @@ export function createPageOncall(settings: PageOncallSettings, deps: { env: Env 
       });
       const text = redact(decodeBody(reply.body, reply.headers['content-type']), routingKey);
       if (reply.status < 200 || reply.status >= 300) {
-        throw new HttpStatusError(
-          'POST',
-          url.href,
-          reply.status,
-          clip(text, 500),
-          retryAfterMs(reply.headers),
-        );
+        throw new HttpStatusError('POST', url.href, reply.status, clip(text, 500), {
+          retryAfterMs: retryAfterMs(reply.headers),
+        });
       }
       return { paged: true, severity: args.severity, dedupKey: event.dedup_key, status: reply.status };
     },

@@ -129,7 +129,9 @@ export function createPrometheusQuery(
       const base = `${url.origin}${url.pathname}`;
       if (TRANSIENT_STATUSES.has(reply.status)) {
         const text = decodeBody(reply.body, reply.headers['content-type']).slice(0, 200);
-        throw new HttpStatusError('GET', base, reply.status, text, retryAfterMs(reply.headers));
+        throw new HttpStatusError('GET', base, reply.status, text, {
+          retryAfterMs: retryAfterMs(reply.headers),
+        });
       }
       const parsed = parseReply(decodeBody(reply.body, reply.headers['content-type']), reply.status, base);
       if (parsed.status === 'error') {

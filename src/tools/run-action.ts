@@ -157,13 +157,9 @@ async function execute(
   const contentType = reply.headers['content-type'];
   const text = clip(formatBody(decodeBody(reply.body, contentType), contentType), 2000);
   if (reply.status < 200 || reply.status >= 300)
-    throw new HttpStatusError(
-      planned.method,
-      url.href,
-      reply.status,
-      clip(text, 500),
-      retryAfterMs(reply.headers),
-    );
+    throw new HttpStatusError(planned.method, url.href, reply.status, clip(text, 500), {
+      retryAfterMs: retryAfterMs(reply.headers),
+    });
   return { action: name, status: reply.status, body: text };
 }
 

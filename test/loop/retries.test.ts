@@ -88,10 +88,12 @@ describe('failure classification', () => {
   });
 
   it("carries the server's Retry-After", () => {
-    expect(classifyFailure(new HttpStatusError('GET', 'http://x', 429, '', 7_000))).toEqual({
-      transient: true,
-      retryAfterMs: 7_000,
-    });
+    expect(classifyFailure(new HttpStatusError('GET', 'http://x', 429, '', { retryAfterMs: 7_000 }))).toEqual(
+      {
+        transient: true,
+        retryAfterMs: 7_000,
+      },
+    );
   });
 });
 
@@ -155,6 +157,21 @@ describe('read tools retry transient failures', () => {
     });
   });
 
+  it('a transient reply worth reading (a health check saying 503 degraded) is retried, then is the answer', async () => {
+    const degraded = () =>
+      new HttpStatusError('GET', 'http://svc/health', 503, 'degraded', { answer: 'HTTP 503: degraded' });
+    const { tool, keys } = flaky('health', 'read', 10, degraded);
+    const w = retryWorld(tool, [{ calls: [call('health')] }]);
+    const out = await step(newRun(), w.d);
+    expect(keys).toHaveLength(3);
+    expect(lastResult(out.state)).toEqual({
+      ok: true,
+      data: 'HTTP 503: degraded',
+      attempts: [expect.objectContaining({ attempt: 1 }), expect.objectContaining({ attempt: 2 })],
+    });
+    expect(out.state.brakes.consecutiveToolErrors).toBe(0);
+  });
+
   it('never retries a permanent failure', async () => {
     const { tool, keys } = flaky('status', 'read', 10, () => new HttpStatusError('GET', 'http://x', 404, ''));
     const w = retryWorld(tool, [{ calls: [call('status')] }]);
@@ -172,7 +189,7 @@ describe('read tools retry transient failures', () => {
       'status',
       'read',
       10,
-      () => new HttpStatusError('GET', 'http://x', 429, '', 4_000),
+      () => new HttpStatusError('GET', 'http://x', 429, '', { retryAfterMs: 4_000 }),
       {
         retry: { attempts: 5, initialDelayMs: 100, maxDelayMs: 3_000 },
       },

@@ -106,6 +106,8 @@ describe('http_get', () => {
       transient: true,
       retryAfterMs: 3_000,
       message: expect.stringContaining('answered 503: maintenance'),
+      // Still the answer when retries do not help: a health endpoint reports "down" this way.
+      answer: { value: expect.stringMatching(/^HTTP 503 Service Unavailable for GET .*\n\nmaintenance$/s) },
     });
     expect(text(await run(tool([local()]), { url: `${server.url}/broken` }))).toContain('HTTP 500');
   });
