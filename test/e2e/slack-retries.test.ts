@@ -20,6 +20,8 @@ beforeAll(async () => {
     mode: 'split',
     workers: 1,
     fallback: true,
+    // Short, so a write whose service hangs times out quickly.
+    httpRequestTimeoutSeconds: 1,
     workerEnv: { OPENAI_MAX_RETRIES: '1' },
   });
 }, 120_000);
@@ -104,6 +106,27 @@ describe('retries, cut-off replies and model fallbacks (real bot and worker)', {
       wordsOf(w.message(c.card)).includes('Ran again: succeeded.'),
     );
     expect(buttonsOf(w.message(c.card).blocks).map((b) => b.actionId)).toEqual([ACTION_IDS.details]);
+  });
+
+  it('an approved write that times out is not repeated either; Retry runs it once more', async () => {
+    const c = await askToDeploy(w, 'slow-first-deploy');
+    await w.click(w.message(c.card), PEOPLE.manager, ACTION_IDS.approve);
+    await w.ended(c.asked.runId);
+    expect(w.hits(c.url)).toHaveLength(1);
+    expect(JSON.parse(toolResultsSeen(w, c.tag)[0] ?? '{}')).toMatchObject({
+      ok: false,
+      error: {
+        transient: true,
+        message: expect.stringContaining('not retried because it may not be safe to repeat'),
+      },
+    });
+    const card = await w.waitFor('the card to offer Retry', () => {
+      const message = w.message(c.card);
+      return buttonsOf(message.blocks).some((b) => b.actionId === ACTION_IDS.reapprove) ? message : null;
+    });
+    await w.click(card, PEOPLE.sreA, ACTION_IDS.reapprove);
+    await w.waitFor('the retry to be told', () => postedWith(w, c, 'Ran `http_request` again').length > 0);
+    expect(w.hits(c.url)).toHaveLength(2);
   });
 
   it('a reply cut off at the token limit twice: the person is told it was cut off, not that it was empty', async () => {

@@ -83,6 +83,8 @@ export interface SlackWorldOptions {
   fallback?: boolean;
   /** Extra environment of the worker processes (e.g. OPENAI_MAX_RETRIES). */
   workerEnv?: Record<string, string>;
+  /** `tools.http_request.timeoutSeconds`; default the tool's own. */
+  httpRequestTimeoutSeconds?: number;
 }
 
 /** A question as the bot received it. */
@@ -120,7 +122,7 @@ export interface SlackWorld {
   /**
    * A URL `http_request` may write to; answers 200 `{ "deployed": true }`, except the first request to a
    * name starting with `hang-first-`, which gets no answer at all, and the first one to a name starting
-   * with `503-first-`, answered 503. (`statusUrl` names starting with `fail-twice-` answer 503 twice.)
+   * with `503-first-`, answered 503, or with `slow-first-`, answered only after 10 s. (`statusUrl` names starting with `fail-twice-` answer 503 twice.)
    */
   deployUrl(name: string): string;
   /** Requests the fixture received for `url` (path and query). */
@@ -156,7 +158,7 @@ export interface SlackWorld {
   close(): Promise<void>;
 }
 
-function policyYaml(fixtureUrl: string, fallbackUrl?: string): string {
+function policyYaml(fixtureUrl: string, fallbackUrl?: string, httpRequestTimeoutSeconds?: number): string {
   return [
     ...(fallbackUrl
       ? [
@@ -180,6 +182,7 @@ function policyYaml(fixtureUrl: string, fallbackUrl?: string): string {
     `      - prefix: ${JSON.stringify(`${fixtureUrl}/deploy/`)}`,
     '        allowPrivate: true',
     `    approvers: [${PEOPLE.manager}, ${PEOPLE.sreGroup}]`,
+    ...(httpRequestTimeoutSeconds ? [`    timeoutSeconds: ${httpRequestTimeoutSeconds}`] : []),
     '',
   ].join('\n');
 }
@@ -254,6 +257,12 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
           await new Promise((resolve) => res.once('close', resolve));
           return;
         }
+        // `/deploy/slow-first-…`: the first request is answered only after 10 s (past a short timeout).
+        if (req.path.startsWith('/deploy/slow-first-') && hits === 1) {
+          await new Promise((resolve) => setTimeout(resolve, 10_000));
+          if (!res.destroyed) reply(res, 200, 'application/json', '{"deployed":true}');
+          return;
+        }
         if (req.path.startsWith('/deploy/503-first-') && hits === 1) {
           reply(res, 503, 'application/json', '{"error":"deployer busy"}');
           return;
@@ -266,7 +275,10 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
     const model = routeModel(openai);
     if (options.fallback) fallbackOpenai = await startFakeOpenAI();
     const fallbackModel = fallbackOpenai ? routeModel(fallbackOpenai) : undefined;
-    const configPath = config.write('loopgate.yaml', policyYaml(fixture.url, fallbackOpenai?.url));
+    const configPath = config.write(
+      'loopgate.yaml',
+      policyYaml(fixture.url, fallbackOpenai?.url, options.httpRequestTimeoutSeconds),
+    );
     const common = {
       REDIS_URL,
       LOOPGATE_PREFIX: prefix,
