@@ -20,6 +20,7 @@ import type { Logger } from '../src/loop/types.js';
 import { memoryCallDefinitions } from '../src/mcp/call-definitions.js';
 import { McpSource } from '../src/mcp/mcp-source.js';
 import { mcpSettings } from '../src/mcp/settings.js';
+import { callLimits } from '../test/support/call-limits.js';
 
 const N = Number(process.env.BENCH_N ?? 3000);
 const WARMUP = 300;
@@ -59,8 +60,7 @@ const viaLoopgate = async (i: number) => {
     prepared.tool,
     prepared.args,
     { runId: 'bench', toolCallId: `c${i}`, requester: { userId: 'U1' }, logger },
-    30_000,
-    16_000,
+    callLimits(30_000, 16_000),
   );
   if (!result.ok) throw new Error(JSON.stringify(result));
   return (result.data as { structuredContent: { serverMs: number } }).structuredContent.serverMs;

@@ -192,7 +192,8 @@ export async function rejectSubmitted(
 }
 
 /**
- * "Approve again" on an outcome_unknown card: a fresh approval of the same call by someone who may approve
+ * "Approve again" on an outcome_unknown card, or "Retry" on the card of a call that failed transiently
+ * and was not repeated (the same guarded path): a fresh approval of the same call by someone who may approve
  * it (the requester only where self-approval is allowed). The store creates the call's next approval round,
  * already approved (the first click wins), and its resume job runs the call once more. The card showed the
  * exact arguments and Slack asked the clicker to confirm, so the click is the informed decision.
@@ -215,7 +216,7 @@ export async function reapproveClicked(ctx: BotContext, target: ClickTarget): Pr
       return tellClicker(
         ctx,
         target,
-        `This \`${record.tool}\` call has no unknown outcome (it never started, or its result is recorded), so there is nothing to approve again. Nothing was changed.`,
+        `This \`${record.tool}\` call has neither an unknown outcome nor a failure worth retrying (it never started, or its result is recorded), so there is nothing to approve again or retry. Nothing was changed.`,
       );
     }
     const unconfirmed = unconfirmedDecisionText(error);

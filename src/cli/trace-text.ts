@@ -53,7 +53,10 @@ function callLines(call: TraceToolCall, waiting: boolean, maxChars: number): str
 }
 
 function stepLines(step: TraceStep, waiting: ReadonlySet<string>, maxChars: number): string[] {
-  const took = step.durationMs === undefined ? '' : ` (model ${duration(step.durationMs)})`;
+  const took =
+    step.durationMs === undefined && step.model === undefined
+      ? ''
+      : ` (model${step.model ? ` ${step.model}` : ''}${step.durationMs === undefined ? '' : ` ${duration(step.durationMs)}`})`;
   const lines = [`Step ${step.step}${took}`];
   if (step.text) lines.push(`  says: ${shorten(step.text, maxChars)}`);
   for (const call of step.calls) lines.push(...callLines(call, waiting.has(call.toolCallId), maxChars));

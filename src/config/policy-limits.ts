@@ -1,6 +1,6 @@
 /** What the policy means for the engine (run limits) and for the bot (who may approve a tool). */
 import { DEFAULT_LIMITS } from '../loop/state.js';
-import type { ModelPrice, RunLimits } from '../loop/types.js';
+import type { ModelPrice, RetryPolicy, RunLimits } from '../loop/types.js';
 import { mcpApprovers } from '../mcp/settings.js';
 import type { Policy } from './policy.js';
 
@@ -64,6 +64,16 @@ export function approversFor(policy: Policy, toolName: string): Approvers {
   const own = ownApprovers(policy, toolName);
   const ids = own ?? policy.approvals.approvers;
   return { users: ids.filter((id) => !id.startsWith('S')), groups: ids.filter((id) => id.startsWith('S')) };
+}
+
+/**
+ * The retry policy the operator set for `toolName` (`tools.<name>.retry` or its `custom:` entry's), or
+ * undefined: the tool's own, else the engine's default applies.
+ */
+export function retryFor(policy: Policy, toolName: string): RetryPolicy | undefined {
+  const tools = policy.tools as Record<string, { retry?: RetryPolicy } | undefined>;
+  if (Object.hasOwn(tools, toolName)) return tools[toolName]?.retry;
+  return policy.custom.find((entry) => entry.name === toolName)?.retry;
 }
 
 function ownApprovers(policy: Policy, toolName: string): string[] | undefined {

@@ -16,7 +16,7 @@ import { postMessageSettings } from '../tools/post-message.js';
 import { prometheusSettings } from '../tools/prometheus-query.js';
 import { runActionSettings } from '../tools/run-action/action-settings.js';
 import { runbookSettings } from '../tools/runbooks/runbook-settings.js';
-import { approverList, toolApprovers } from '../tools/settings.js';
+import { approverList, envVarName, toolApprovers, toolRetry } from '../tools/settings.js';
 import { ConfigError, type ConfigProblem } from './errors.js';
 import { missingSecrets } from './policy-env.js';
 import { problemsOf } from './policy-problems.js';
@@ -50,6 +50,22 @@ const modelSection = z.preprocess(
     prices: z.record(z.string().min(1), price).default({}),
     /** Price of a model missing from `prices`; default the most expensive listed one. */
     defaultPrice: price.optional(),
+    /**
+     * Models asked in order when the one before keeps failing (after its retries): another model on the
+     * same server, or any OpenAI-compatible endpoint with its own key.
+     */
+    fallbacks: z
+      .array(
+        z.strictObject({
+          name: z.string().min(1, { error: 'expected a model name' }),
+          /** Default: the primary's server (OPENAI_BASE_URL). */
+          baseUrl: z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }).optional(),
+          /** Environment variable holding this endpoint's API key; default OPENAI_API_KEY. */
+          apiKeyEnv: envVarName.optional(),
+        }),
+      )
+      .max(5, { error: 'expected at most 5 fallbacks' })
+      .default([]),
   }),
 );
 
@@ -136,12 +152,14 @@ const customEntry = z.union([
       path,
       name: undefined as string | undefined,
       approvers: undefined as string[] | undefined,
+      retry: undefined as z.output<typeof toolRetry> | undefined,
     })),
   z
     .strictObject({
       path: z.string().min(1),
       name: z.string().min(1).optional(),
       approvers: toolApprovers.optional(),
+      retry: toolRetry.optional(),
     })
     .refine((entry) => entry.approvers === undefined || entry.name !== undefined, {
       error: 'approvers of a custom tool need its name (name: <tool name>)',
@@ -150,7 +168,7 @@ const customEntry = z.union([
 ]);
 
 const policySchema = z.strictObject({
-  model: modelSection.default({ prices: {} }),
+  model: modelSection.default({ prices: {}, fallbacks: [] }),
   budgets: budgetsSection.default({}),
   approvals: approvalsSection.default({ approvers: [], selfApproval: false, expiresAfterMinutes: 60 }),
   channels: channelsSection.default({ allow: [], prompt: {} }),

@@ -88,7 +88,13 @@ export function describeActions(actions: readonly ActionRecord[]): string {
     .join('\n');
 }
 
-export type AnswerCheck = { ok: true; parts: string[] } | { ok: false; problems: string[] };
+/**
+ * `problems` are written for the model (what to fix); `forPerson` says the same to the person who asked,
+ * in case the run ends on them. Correction texts are never shown to people.
+ */
+export type AnswerCheck =
+  | { ok: true; parts: string[] }
+  | { ok: false; problems: string[]; forPerson: string[] };
 
 /** Checks a candidate final answer; problems are sent back to the model to fix. */
 export function checkAnswer(
@@ -97,24 +103,38 @@ export function checkAnswer(
   extra?: (answer: string, state: RunState) => string[],
 ): AnswerCheck {
   const problems: string[] = [];
+  const forPerson: string[] = [];
   const text = answer.trim();
-  if (text.length === 0) problems.push('The answer is empty. Answer the question in plain text.');
+  if (text.length === 0) {
+    problems.push('The answer is empty. Answer the question in plain text.');
+    forPerson.push('the model gave no answer text');
+  }
   if (state.turn && state.turn.pending.length > 0) {
     problems.push('Gated calls are still waiting for a decision; the answer cannot be final yet.');
+    forPerson.push('actions were still waiting for a decision');
   }
   if (text.length > state.limits.maxAnswerChars) {
     problems.push(
       `The answer has ${text.length} characters; the most accepted is ${state.limits.maxAnswerChars}. Shorten it.`,
     );
+    forPerson.push(
+      `the answer was too long (${text.length} characters, at most ${state.limits.maxAnswerChars})`,
+    );
   }
   const falseClaims = claimsOfUndoneActions(text, state.actions);
   if (falseClaims.length > 0) {
+    const undone = falseClaims.map((a) => `${a.tool} (${a.outcome.replaceAll('_', ' ')})`).join(', ');
     problems.push(
       `The answer presents actions as done that did not succeed: ${falseClaims
         .map((a) => `${a.tool} (${a.outcome})`)
         .join(', ')}. What actually happened:\n${describeActions(state.actions)}`,
     );
+    forPerson.push(`the answer presented actions as done that did not succeed: ${undone}`);
   }
-  if (extra) problems.push(...extra(text, state));
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, parts: splitAnswer(text) };
+  if (extra) {
+    const more = extra(text, state);
+    problems.push(...more);
+    forPerson.push(...more);
+  }
+  return problems.length > 0 ? { ok: false, problems, forPerson } : { ok: true, parts: splitAnswer(text) };
 }

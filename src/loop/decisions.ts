@@ -3,6 +3,7 @@ import { type CallContext, executeCall, verifyCall } from './execute.js';
 import { endRun } from './finish.js';
 import { callSignature } from './hash.js';
 import { errorResult, summarise } from './observation.js';
+import { realSleep, retryPlanFor } from './retry.js';
 import { flushTurn, setSlot } from './turn.js';
 import type {
   ActionRecord,
@@ -110,7 +111,22 @@ export async function executeApproved(
     effect: call.effect,
     args: call.args,
   });
-  const ran = await executeCall(tool, call.args, ctx, timeoutMs, state.limits.maxObservationChars);
+  const ran = await executeCall(tool, call.args, ctx, {
+    timeoutMs,
+    maxObservationChars: state.limits.maxObservationChars,
+    ...retryPlanFor(tool),
+    sleep: deps.sleep ?? realSleep,
+    random: deps.random ?? Math.random,
+    onRetry: (a) =>
+      deps.emit({
+        type: 'tool_retried',
+        runId: state.runId,
+        toolCallId: call.toolCallId,
+        tool: call.tool,
+        effect: call.effect,
+        ...a,
+      }),
+  });
   if (deps.ledger) await deps.ledger.finish(call, ran.result);
   deps.emit({
     type: 'tool_finished',

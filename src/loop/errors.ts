@@ -22,6 +22,32 @@ export class ModelError extends LoopgateError {
   }
 }
 
+/**
+ * A tool's failure with its class: `transient` when trying again may succeed (a timeout, a dropped or
+ * refused connection, a temporary DNS failure, HTTP 429/502/503/504), else permanent (bad input,
+ * permission, business rules). `retryAfterMs` is the server's Retry-After, when it sent one. Tools throw
+ * it (or a subclass) so the engine knows what is safe to retry.
+ *
+ * `answer` (with `transient`) marks a reply worth reading that may change when asked again, such as a
+ * health endpoint's 503 "degraded": it is retried like a transient failure, and when no attempt does
+ * better it becomes the call's successful result (with the attempts listed), not an error.
+ */
+export class ToolFailure extends LoopgateError {
+  readonly transient: boolean;
+  readonly retryAfterMs: number | undefined;
+  readonly answer: { value: unknown } | undefined;
+  constructor(
+    code: string,
+    message: string,
+    options: { transient?: boolean; retryAfterMs?: number; answer?: unknown; cause?: unknown } = {},
+  ) {
+    super(code, message, { cause: options.cause });
+    this.transient = options.transient === true;
+    this.retryAfterMs = options.retryAfterMs;
+    this.answer = 'answer' in options ? { value: options.answer } : undefined;
+  }
+}
+
 export class ToolTimeoutError extends LoopgateError {
   constructor(
     readonly toolName: string,

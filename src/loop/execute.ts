@@ -1,6 +1,17 @@
-import { LoopgateError, ToolTimeoutError } from './errors.js';
-import { boundResult, errorResult } from './observation.js';
-import type { AnyTool, Logger, Requester, ToolContext, ToolResult, VerifyResult } from './types.js';
+import { LoopgateError, ToolFailure, ToolTimeoutError } from './errors.js';
+import { boundResult } from './observation.js';
+import { classifyFailure, retryDelayMs } from './retry.js';
+import type {
+  AnyTool,
+  Logger,
+  Requester,
+  RetriedAttempt,
+  RetryPolicy,
+  Sleep,
+  ToolContext,
+  ToolResult,
+  VerifyResult,
+} from './types.js';
 
 export interface CallContext {
   runId: string;
@@ -48,16 +59,22 @@ export function toolContext(call: CallContext, signal: AbortSignal): ToolContext
   };
 }
 
-function failure(tool: AnyTool, err: unknown): ToolResult {
+function failure(tool: AnyTool, err: unknown, transient: boolean): ToolResult {
+  const flag = transient ? { transient: true } : {};
   if (err instanceof ToolTimeoutError) {
-    return errorResult(
-      'timeout',
-      `${tool.name} did not finish within ${err.timeoutMs} ms and was abandoned.`,
-    );
+    return {
+      ok: false,
+      error: {
+        code: 'timeout',
+        message: `${tool.name} did not finish within ${err.timeoutMs} ms and was abandoned.`,
+        ...flag,
+      },
+    };
   }
-  if (err instanceof LoopgateError) return errorResult(err.code, err.message);
+  if (err instanceof LoopgateError)
+    return { ok: false, error: { code: err.code, message: err.message, ...flag } };
   const message = err instanceof Error ? err.message : String(err);
-  return errorResult('tool_failed', `${tool.name} failed: ${message}`);
+  return { ok: false, error: { code: 'tool_failed', message: `${tool.name} failed: ${message}`, ...flag } };
 }
 
 export interface Executed {
@@ -67,23 +84,98 @@ export interface Executed {
   durationMs: number;
 }
 
-/** Executes one validated call; a throw or a timeout becomes an error result, never an exception. */
+/** How one call is executed: per-attempt timeout, observation bound, and what may be retried. */
+export interface CallLimits {
+  /** Timeout of each attempt (lowered to what `timeLeftMs` allows). */
+  timeoutMs: number;
+  maxObservationChars: number;
+  retry: RetryPolicy;
+  /**
+   * Set for a write or notify call that may not be repeated: a transient failure is reported with this
+   * said, never retried.
+   */
+  notRepeatable?: boolean;
+  /** Time left for every attempt and wait together (the run's deadline); absent: unbounded. */
+  timeLeftMs?: () => number;
+  sleep: Sleep;
+  random: () => number;
+  /** Told of each retry before its wait. Must not throw. */
+  onRetry?: (attempt: RetriedAttempt) => void;
+}
+
+const NOT_REPEATABLE = 'not retried because it may not be safe to repeat';
+
+/** A failure's own answer (ToolFailure `answer`), given as the result when no attempt does better. */
+function answerOf(err: unknown): { value: unknown } | undefined {
+  return err instanceof ToolFailure ? err.answer : undefined;
+}
+
+/** The last failure as the model reads it, with the attempts before it and why there was no other. */
+function finalFailure(
+  failed: ToolResult & { ok: false },
+  attempts: readonly RetriedAttempt[],
+  why: string | undefined,
+): ToolResult {
+  const tried = attempts.length > 0 ? ` (attempt ${attempts.length + 1}; each earlier one failed too)` : '';
+  const message = `${failed.error.message}${tried}${why ? `; ${why}` : ''}`;
+  return {
+    ok: false,
+    error: { ...failed.error, message },
+    ...(attempts.length > 0 ? { attempts: [...attempts] } : {}),
+  };
+}
+
+/**
+ * Executes one validated call; a throw or a timeout becomes an error result, never an exception. A
+ * transient failure is tried again as `limits.retry` allows, waiting with backoff and jitter, while the
+ * next attempt still fits in `limits.timeLeftMs`; every retried attempt is listed on the result.
+ */
 export async function executeCall(
   tool: AnyTool,
   args: unknown,
   call: CallContext,
-  timeoutMs: number,
-  maxObservationChars: number,
+  limits: CallLimits,
 ): Promise<Executed> {
   const started = performance.now();
-  try {
-    const raw = await withTimeout(tool.name, timeoutMs, (signal) =>
-      tool.execute(args, toolContext(call, signal)),
-    );
-    return { result: boundResult(raw, maxObservationChars), raw, durationMs: performance.now() - started };
-  } catch (err) {
-    call.logger.warn({ err, tool: tool.name, toolCallId: call.toolCallId }, 'tool call failed');
-    return { result: failure(tool, err), durationMs: performance.now() - started };
+  const attempts: RetriedAttempt[] = [];
+  const elapsed = () => performance.now() - started;
+  for (let n = 1; ; n++) {
+    const left = limits.timeLeftMs?.() ?? Number.POSITIVE_INFINITY;
+    try {
+      const raw = await withTimeout(tool.name, Math.max(0, Math.min(limits.timeoutMs, left)), (signal) =>
+        tool.execute(args, toolContext(call, signal)),
+      );
+      const bounded = boundResult(raw, limits.maxObservationChars);
+      const result = attempts.length > 0 && bounded.ok ? { ...bounded, attempts } : bounded;
+      return { result, raw, durationMs: elapsed() };
+    } catch (err) {
+      call.logger.warn({ err, tool: tool.name, toolCallId: call.toolCallId, attempt: n }, 'tool call failed');
+      const { transient, retryAfterMs } = classifyFailure(err);
+      const failed = failure(tool, err, transient) as ToolResult & { ok: false };
+      if (!transient) return { result: finalFailure(failed, attempts, undefined), durationMs: elapsed() };
+      if (limits.notRepeatable) {
+        return { result: finalFailure(failed, attempts, NOT_REPEATABLE), durationMs: elapsed() };
+      }
+      const delayMs = retryDelayMs(n, limits.retry, limits.random, retryAfterMs);
+      const outOfTime = delayMs >= (limits.timeLeftMs?.() ?? Number.POSITIVE_INFINITY);
+      if (n >= limits.retry.attempts || outOfTime) {
+        const answer = answerOf(err);
+        if (answer) {
+          const bounded = boundResult(answer.value, limits.maxObservationChars);
+          const result = bounded.ok && attempts.length > 0 ? { ...bounded, attempts } : bounded;
+          return { result, raw: answer.value, durationMs: elapsed() };
+        }
+        const why =
+          outOfTime && n < limits.retry.attempts
+            ? 'not retried because the run has no time left for another attempt'
+            : undefined;
+        return { result: finalFailure(failed, attempts, why), durationMs: elapsed() };
+      }
+      const retried = { attempt: n, code: failed.error.code, message: failed.error.message, delayMs };
+      attempts.push(retried);
+      limits.onRetry?.(retried);
+      await limits.sleep(delayMs);
+    }
   }
 }
 

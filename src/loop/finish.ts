@@ -13,6 +13,9 @@ const STATUS_OF: Record<StopReason, RunStatus> = {
   tool_errors: 'stopped',
   model_error: 'failed',
   validation_failed: 'failed',
+  output_limit: 'failed',
+  content_filter: 'failed',
+  refused: 'failed',
   internal_error: 'failed',
   cancelled: 'cancelled',
 };

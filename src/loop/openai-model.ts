@@ -141,6 +141,7 @@ const completionSchema = z.object({
   choices: z
     .array(
       z.object({
+        finish_reason: z.string().nullish(),
         message: z.object({
           content: z.string().nullish(),
           refusal: z.string().nullish(),
@@ -168,7 +169,7 @@ function toReply(completion: unknown, requestedModel: string, baseURL: string): 
       { retryable: false, cause: parsed.error },
     );
   }
-  const { message } = parsed.data.choices[0]!;
+  const { message, finish_reason: finishReason } = parsed.data.choices[0]!;
   const toolCalls: ToolCall[] = [];
   for (const call of message.tool_calls ?? []) {
     // Only function calls: we offer no other tool type. Some compatible servers omit `type` or `id`;
@@ -183,9 +184,11 @@ function toReply(completion: unknown, requestedModel: string, baseURL: string): 
   }
   const usage = parsed.data.usage;
   return {
-    // A refusal is the model's answer in words; the engine validates an empty reply.
-    content: message.content ?? message.refusal ?? (toolCalls.length > 0 ? null : ''),
+    content: message.content ?? (toolCalls.length > 0 ? null : ''),
     toolCalls,
+    // The engine tells the person about a refusal, a filtered or a cut-off reply (src/loop/reply-ending.ts).
+    ...(message.refusal ? { refusal: message.refusal } : {}),
+    ...(finishReason ? { finishReason } : {}),
     // No usage at all is left out; a missing count is 0. The engine charges its estimate for either.
     ...(usage && {
       usage: { inputTokens: usage.prompt_tokens ?? 0, outputTokens: usage.completion_tokens ?? 0 },

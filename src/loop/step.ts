@@ -7,6 +7,14 @@ import { type CallContext, executeCall, previewCall } from './execute.js';
 import { endRun, pauseClock } from './finish.js';
 import { summarise } from './observation.js';
 import { type PreparedCall, prepareCall } from './prepare.js';
+import {
+  cutOffNote,
+  ENDING_MESSAGES,
+  endingOf,
+  justAskedToShorten,
+  type ReplyEnding,
+} from './reply-ending.js';
+import { realSleep, retryPlanFor } from './retry.js';
 import { toolSchemas } from './tool-schemas.js';
 import { flushTurn, normaliseCallIds, openTurn, setSlot, turnCalls } from './turn.js';
 import type {
@@ -84,6 +92,8 @@ export async function step(state: RunState, deps: EngineDeps): Promise<StepOutco
     durationMs: now - started,
     usage: charged,
     costUsd: cost,
+    model: reply.model,
+    ...(reply.finishReason === undefined ? {} : { finishReason: reply.finishReason }),
   });
   const usage = {
     ...state.usage,
@@ -93,6 +103,8 @@ export async function step(state: RunState, deps: EngineDeps): Promise<StepOutco
   };
   const next: RunState = { ...state, step: stepNo, usage, updatedAt: now };
 
+  const ending = endingOf(reply);
+  if (ending.kind !== 'complete') return handleBadEnding(next, reply, ending, plan.maxOutputTokens, deps);
   if (reply.toolCalls.length === 0) return handleAnswer(next, reply.content ?? '', deps);
 
   const calls = normaliseCallIds(reply.toolCalls, stepNo);
@@ -102,6 +114,45 @@ export async function step(state: RunState, deps: EngineDeps): Promise<StepOutco
     turn: openTurn(calls),
   };
   return processTurn(await save(withTurn, deps), deps);
+}
+
+/**
+ * A reply that was cut off, filtered or refused. A cut reply is never acted on (its tool calls may be
+ * incomplete): the model is asked once for a shorter one; cut again, the run stops and says so.
+ */
+async function handleBadEnding(
+  state: RunState,
+  reply: ModelReply,
+  ending: Exclude<ReplyEnding, { kind: 'complete' }>,
+  maxOutputTokens: number | undefined,
+  deps: EngineDeps,
+): Promise<StepOutcome> {
+  if (ending.kind === 'refused') {
+    const stop = { reason: 'refused' as const, message: ENDING_MESSAGES.refused(ending.refusal) };
+    return final(await save(endRun(state, stop, deps), deps));
+  }
+  if (ending.kind === 'filtered') {
+    const stop = { reason: 'content_filter' as const, message: ENDING_MESSAGES.filtered };
+    return final(await save(endRun(state, stop, deps), deps));
+  }
+  if (justAskedToShorten(state)) {
+    const stop = { reason: 'output_limit' as const, message: ENDING_MESSAGES.cutOffTwice(maxOutputTokens) };
+    return final(await save(endRun(state, stop, deps), deps));
+  }
+  deps.emit({
+    type: 'answer_rejected',
+    runId: state.runId,
+    problems: [`reply cut off at the output token limit (${reply.toolCalls.length} tool calls not executed)`],
+  });
+  const text = reply.content?.trim();
+  const retry: RunState = {
+    ...state,
+    messages: state.messages.concat(
+      ...(text ? [{ role: 'assistant' as const, content: text }] : []),
+      cutOffNote(maxOutputTokens, reply.toolCalls.length > 0),
+    ),
+  };
+  return { type: 'run_again', state: await save(retry, deps) };
 }
 
 async function handleAnswer(state: RunState, content: string, deps: EngineDeps): Promise<StepOutcome> {
@@ -123,7 +174,7 @@ async function handleAnswer(state: RunState, content: string, deps: EngineDeps):
   if (retries > state.limits.maxAnswerRetries) {
     const stop = {
       reason: 'validation_failed' as const,
-      message: `The model's answer was refused ${retries} times: ${check.problems.join(' ')}`,
+      message: `I could not give an answer that passed loopgate's checks (${retries} tries): ${check.forPerson.join('; ')}.`,
     };
     return final(await save(endRun({ ...withReply, answerRetries: retries }, stop, deps), deps));
   }
@@ -183,7 +234,6 @@ async function runReads(
   prepared: readonly PreparedCall[],
   deps: EngineDeps,
 ): Promise<{ results: (ToolResult | null)[]; evidence: Evidence[] }> {
-  const now = deps.clock.now();
   const evidence: Evidence[] = [];
   const results = await Promise.all(
     prepared.map(async (p): Promise<ToolResult | null> => {
@@ -209,13 +259,23 @@ async function runReads(
         effect: 'read',
         args: p.args,
       });
-      const ran = await executeCall(
-        p.tool,
-        p.args,
-        callContext(state, p.call.id, deps),
-        timeoutFor(state, p.tool.timeoutMs, now),
-        state.limits.maxObservationChars,
-      );
+      const ran = await executeCall(p.tool, p.args, callContext(state, p.call.id, deps), {
+        timeoutMs: p.tool.timeoutMs ?? state.limits.toolTimeoutMs,
+        maxObservationChars: state.limits.maxObservationChars,
+        ...retryPlanFor(p.tool),
+        timeLeftMs: () => remainingMs(state, deps.clock.now()),
+        sleep: deps.sleep ?? realSleep,
+        random: deps.random ?? Math.random,
+        onRetry: (a) =>
+          deps.emit({
+            type: 'tool_retried',
+            runId: state.runId,
+            toolCallId: p.call.id,
+            tool: p.tool.name,
+            effect: 'read',
+            ...a,
+          }),
+      });
       deps.emit({
         type: 'tool_finished',
         runId: state.runId,

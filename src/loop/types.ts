@@ -43,10 +43,39 @@ export type ToolErrorCode =
   | 'too_many_calls'
   | 'run_stopped';
 
+/**
+ * An attempt of a tool call that failed transiently and was made again: its error and how long the engine
+ * waited before the next attempt. Listed on the call's result so the model and the trace see each retry.
+ */
+export interface RetriedAttempt {
+  /** 1-based number of the failed attempt. */
+  attempt: number;
+  code: string;
+  message: string;
+  /** Milliseconds waited before the next attempt. */
+  delayMs: number;
+}
+
 /** What a tool call produced, as the model will read it (serialised into the `tool` message). */
 export type ToolResult =
-  | { ok: true; data: unknown; truncated?: TruncationInfo; verification?: VerifyResult }
-  | { ok: false; error: { code: ToolErrorCode | (string & {}); message: string } };
+  | {
+      ok: true;
+      data: unknown;
+      truncated?: TruncationInfo;
+      verification?: VerifyResult;
+      /** The earlier attempts that failed transiently, when the call needed more than one. */
+      attempts?: RetriedAttempt[];
+    }
+  | {
+      ok: false;
+      error: {
+        code: ToolErrorCode | (string & {});
+        message: string;
+        /** True when the failure was transient (a timeout, a dropped connection, 429/502/503/504). */
+        transient?: boolean;
+      };
+      attempts?: RetriedAttempt[];
+    };
 
 export interface TruncationInfo {
   totalChars: number;
@@ -111,8 +140,26 @@ export interface Tool<P extends z.ZodType = z.ZodType, R = unknown> {
   verify?(args: z.output<P>, result: R, ctx: ToolContext): Promise<VerifyResult>;
   /** Per-call timeout; default from the engine limits. */
   timeoutMs?: number;
-  /** True when running the call twice has the effect of running it once (safe to retry after a crash). */
+  /**
+   * True when running the call twice has the effect of running it once (same idempotency key): an
+   * approved call may then be retried after a transient failure or a crash.
+   */
   idempotent?: boolean;
+  /**
+   * Automatic retries on transient failures (see src/loop/retry.ts); read tools and idempotent tools
+   * default to DEFAULT_RETRY. Never applied to a non-idempotent write or notify call.
+   */
+  retry?: RetryPolicy;
+}
+
+/** How a call that failed transiently is tried again: exponential backoff with full jitter. */
+export interface RetryPolicy {
+  /** Attempts in all, the first included (1 = no retry). */
+  attempts: number;
+  /** Upper bound of the first wait; doubles with each retry. */
+  initialDelayMs: number;
+  /** Longest wait between two attempts, also the cap of a server's Retry-After. */
+  maxDelayMs: number;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a registry holds tools of every parameter type.
@@ -152,6 +199,13 @@ export interface ModelReply {
   usage?: ModelUsage;
   /** The model that actually answered (prices are looked up by it). */
   model: string;
+  /**
+   * Why the model stopped, as the server said (`stop`, `tool_calls`, `length`, `content_filter`);
+   * absent when it said nothing.
+   */
+  finishReason?: string;
+  /** The model's refusal text, when it refused to answer. */
+  refusal?: string;
 }
 
 /**
@@ -169,6 +223,9 @@ export interface Clock {
   now(): number;
 }
 
+/** Waits `ms`; rejects when `signal` aborts first. A port, so tests retry without real waits. */
+export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
+
 export type EngineEvent =
   | { type: 'step_started'; runId: string; step: number }
   | {
@@ -179,6 +236,9 @@ export type EngineEvent =
       durationMs: number;
       usage: ModelUsage;
       costUsd: number;
+      /** The model that answered (a fallback's name when the primary failed). */
+      model?: string;
+      finishReason?: string;
     }
   | {
       type: 'tool_started';
@@ -197,6 +257,17 @@ export type EngineEvent =
       ok: boolean;
       code?: string;
       durationMs: number;
+    }
+  | {
+      type: 'tool_retried';
+      runId: string;
+      toolCallId: string;
+      tool: string;
+      effect: ToolEffect;
+      attempt: number;
+      code: string;
+      message: string;
+      delayMs: number;
     }
   | { type: 'approval_needed'; runId: string; calls: GatedCall[] }
   | { type: 'decision_applied'; runId: string; toolCallId: string; decision: DecisionKind; by?: string }
@@ -231,6 +302,10 @@ export interface EngineDeps {
   logger: Logger;
   checkpoint?: Checkpoint;
   ledger?: ExecutionLedger;
+  /** Waits between retries; default a real timer. */
+  sleep?: Sleep;
+  /** Uniform in [0, 1), for the retry jitter; default Math.random. */
+  random?: () => number;
   /** Extra checks on a candidate final answer; return problems (empty when fine). */
   validateAnswer?: (answer: string, state: RunState) => string[];
 }
@@ -253,6 +328,9 @@ export type StopReason =
   | 'tool_errors'
   | 'model_error'
   | 'validation_failed'
+  | 'output_limit'
+  | 'content_filter'
+  | 'refused'
   | 'internal_error'
   | 'cancelled';
 

@@ -10,11 +10,13 @@ export interface Metrics {
   runsFinished: Counter<'status' | 'stop_reason'>;
   steps: Counter;
   toolCalls: Counter<'tool' | 'effect' | 'outcome'>;
+  toolRetries: Counter<'tool' | 'code'>;
   approvalsRequested: Counter<'tool'>;
   approvalsDecided: Counter<'decision'>;
   approvalsPending: Gauge;
   timeToDecision: Histogram<'decision'>;
   modelLatency: Histogram;
+  modelReplies: Counter<'model'>;
   modelTokens: Counter<'kind'>;
   modelCostUsd: Counter;
   queueJobs: Gauge<'state'>;
@@ -56,6 +58,12 @@ export function createMetrics(
       labelNames: ['tool', 'effect', 'outcome'] as const,
       registers,
     }),
+    toolRetries: new Counter({
+      name: 'loopgate_tool_retries_total',
+      help: 'Tool attempts that failed transiently and were tried again, by tool and error code',
+      labelNames: ['tool', 'code'] as const,
+      registers,
+    }),
     approvalsRequested: new Counter({
       name: 'loopgate_approvals_requested_total',
       help: 'Gated calls that asked for a decision',
@@ -87,6 +95,12 @@ export function createMetrics(
       name: 'loopgate_model_latency_seconds',
       help: 'Duration of model calls (retries included)',
       buckets: [0.25, 0.5, 1, 2, 4, 8, 16, 32, 64],
+      registers,
+    }),
+    modelReplies: new Counter({
+      name: 'loopgate_model_replies_total',
+      help: 'Model replies by the model that answered (a fallback shows under its own name)',
+      labelNames: ['model'] as const,
       registers,
     }),
     modelTokens: new Counter({
@@ -144,6 +158,7 @@ export function recordEngineEvent(metrics: Metrics, event: EngineEvent): void {
       return;
     case 'model_replied':
       metrics.modelLatency.observe(event.durationMs / 1000);
+      if (event.model) metrics.modelReplies.inc({ model: event.model });
       metrics.modelTokens.inc({ kind: 'input' }, event.usage.inputTokens);
       metrics.modelTokens.inc({ kind: 'output' }, event.usage.outputTokens);
       metrics.modelCostUsd.inc(event.costUsd);
@@ -154,6 +169,9 @@ export function recordEngineEvent(metrics: Metrics, event: EngineEvent): void {
         effect: event.effect,
         outcome: event.ok ? 'ok' : (event.code ?? 'error'),
       });
+      return;
+    case 'tool_retried':
+      metrics.toolRetries.inc({ tool: event.tool, code: event.code });
       return;
     case 'approval_needed':
       for (const call of event.calls) metrics.approvalsRequested.inc({ tool: call.tool });

@@ -34,7 +34,8 @@ export type ApprovalStatus =
   | 'expired'
   | 'cancelled'
   | 'outcome_unknown'
-  | 'not_run';
+  | 'not_run'
+  | 'failed_retryable';
 
 /** What the card shows; built by the caller from the stored approval record. */
 export interface ApprovalView {
@@ -78,6 +79,7 @@ const HEADER: Record<ApprovalStatus, string> = {
   cancelled: '✖️ Cancelled',
   outcome_unknown: '⚠️ Outcome unknown',
   not_run: '⏸️ Not run',
+  failed_retryable: '⚠️ Failed, not repeated',
 };
 
 const FULL_TEXT_BUTTON = 'Full text';
@@ -154,6 +156,12 @@ function decisionText(view: ApprovalView): string {
         `:warning: *Not run*: it was approved${by(view.decidedBy)}${at}, but Redis could not confirm that ` +
         'the record of it starting reached a replica, so it was not started. Nothing happened; it is safe to approve it again.'
       );
+    case 'failed_retryable':
+      return (
+        `:warning: *Failed*: it was approved${by(view.decidedBy)}${at} and failed with what looks like a ` +
+        'passing problem (a timeout or a busy service). It was not repeated automatically because it may ' +
+        'not be safe to repeat. Retry runs it once more with the same arguments.'
+      );
   }
 }
 
@@ -185,6 +193,21 @@ function buttonsFor(view: ApprovalView, shortened: boolean): Button[] {
                 ? `It did not run before. Approve ${view.tool} again, with the same arguments?`
                 : `The first attempt may already have taken effect. Approve ${view.tool} again, with the same arguments?`,
             confirm: 'Approve again',
+            deny: 'Not now',
+          },
+        }),
+        ...details,
+      ];
+    case 'failed_retryable':
+      return [
+        button({
+          actionId: ACTION_IDS.reapprove,
+          text: 'Retry',
+          value: view.approvalId,
+          confirm: {
+            title: 'Retry it?',
+            text: `The failed attempt may still have taken effect. Run ${view.tool} once more, with the same arguments?`,
+            confirm: 'Retry',
             deny: 'Not now',
           },
         }),

@@ -7,7 +7,7 @@ export const ACTION_IDS = {
   approve: 'loopgate_approve',
   /** value: the approval id. Opens the reject-reason modal. */
   reject: 'loopgate_reject',
-  /** value: the approval id of a call whose outcome is unknown. */
+  /** value: the approval id of a call whose outcome is unknown, or that failed transiently ("Retry"). */
   reapprove: 'loopgate_reapprove',
   /** value: the run id. Opens the trace modal. */
   details: 'loopgate_details',

@@ -11,6 +11,10 @@ export const STOP_REASON_SENTENCE: Record<StopReason, string> = {
   tool_errors: 'I stopped because too many tool calls failed in a row.',
   model_error: 'I stopped because the language model could not be reached or gave unusable replies.',
   validation_failed: 'I stopped because I could not produce an answer that passed the checks.',
+  output_limit:
+    'I stopped because the answer was cut off at the token limit, even when I asked for a shorter one.',
+  content_filter: "I stopped because the model provider's content filter stopped the answer.",
+  refused: 'I stopped because the model declined to answer.',
   internal_error: 'I stopped because loopgate itself failed to continue this run (see the logs).',
   cancelled: 'The run was cancelled.',
 };

@@ -60,7 +60,9 @@ function callBlock(call: TraceToolCall): KnownBlock {
 }
 
 function stepBlocks(step: TraceStep): KnownBlock[] {
-  const title = `*Step ${step.step}*${step.durationMs === undefined ? '' : ` · ${formatDuration(step.durationMs)}`}`;
+  const title = `*Step ${step.step}*${step.durationMs === undefined ? '' : ` · ${formatDuration(step.durationMs)}`}${
+    step.model ? ` · ${escapeAndTruncate(step.model, 100)}` : ''
+  }`;
   const text = step.text?.trim() ? `\n${escapeAndTruncate(step.text.trim(), STEP_TEXT_CHARS)}` : '';
   const blocks: KnownBlock[] = [section(`${title}${text}`)];
   blocks.push(...step.calls.slice(0, MAX_CALLS_PER_STEP).flatMap(callBlocks));

@@ -25,6 +25,8 @@ export interface TraceToolCall {
 export interface TraceStep {
   step: number;
   durationMs?: number;
+  /** The model that answered this step (a fallback when the primary failed), when recorded. */
+  model?: string;
   /** The assistant's text of that step (its final answer on the last step). */
   text?: string;
   calls: TraceToolCall[];
@@ -46,6 +48,8 @@ export interface TraceTimings {
   effects?: Readonly<Record<string, ToolEffect>>;
   /** Descriptions of tools from outside loopgate (MCP servers), by tool name. */
   descriptions?: Readonly<Record<string, string>>;
+  /** The model that answered, by step number. */
+  models?: Readonly<Record<number, string>>;
 }
 
 const effect = z.enum(['read', 'write', 'notify']);
@@ -53,6 +57,7 @@ const modelReplied = z.looseObject({
   type: z.literal('model_replied'),
   step: z.number().int(),
   durationMs: z.number(),
+  model: z.string().optional(),
 });
 const toolStarted = z.looseObject({ type: z.literal('tool_started'), toolCallId: z.string(), effect });
 const toolDescribed = z.looseObject({
@@ -73,11 +78,15 @@ export function timingsFromTrace(entries: readonly TraceEntry[]): Required<Trace
   const tools: Record<string, number> = {};
   const effects: Record<string, z.infer<typeof effect>> = {};
   const descriptions: Record<string, string> = {};
+  const models: Record<number, string> = {};
   for (const entry of entries) {
     const described = toolDescribed.safeParse(entry);
     if (described.success) descriptions[described.data.tool] ??= described.data.text;
     const replied = modelReplied.safeParse(entry);
-    if (replied.success) steps[replied.data.step] = replied.data.durationMs;
+    if (replied.success) {
+      steps[replied.data.step] = replied.data.durationMs;
+      if (replied.data.model) models[replied.data.step] = replied.data.model;
+    }
     const started = toolStarted.safeParse(entry);
     if (started.success) effects[started.data.toolCallId] = started.data.effect;
     const finished = toolFinished.safeParse(entry);
@@ -86,7 +95,7 @@ export function timingsFromTrace(entries: readonly TraceEntry[]): Required<Trace
       effects[finished.data.toolCallId] = finished.data.effect;
     }
   }
-  return { steps, tools, effects, descriptions };
+  return { steps, tools, effects, descriptions, models };
 }
 
 const OkFlag = z.object({ ok: z.boolean() });
@@ -121,6 +130,7 @@ export function traceFromRunState(state: RunState, timings: TraceTimings = {}): 
     steps.push({
       step,
       durationMs: timings.steps?.[step],
+      ...(timings.models?.[step] ? { model: timings.models[step] } : {}),
       text: message.content ?? undefined,
       calls: (message.toolCalls ?? []).map((call) => {
         const result = results.get(call.id);

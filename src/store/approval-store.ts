@@ -20,6 +20,9 @@ import { scriptWithWait } from './replicated.js';
 /** The decision reason of a round created by "Approve again". */
 export const REAPPROVE_REASON = 'approved again after an unknown outcome';
 
+/** The decision reason of a round created by "Retry" after a transient failure that was not repeated. */
+export const RETRY_REASON = 'retried after a transient failure';
+
 export interface NewApproval {
   call: GatedCall;
   approvers: Approvers;
@@ -176,10 +179,11 @@ export class ApprovalStore {
   /**
    * "Approve again" after an unknown outcome: creates the next round of `approvalId`'s call, approved by
    * `decidedBy`, with the same arguments (first click wins: `won` is false when the round already
-   * existed). Audited like any decision. Throws `not_found`, or `not_unknown` when the earlier round's
-   * outcome is known (or it is still only approved), since then there is nothing to approve again. With
-   * `waitReplicas` > 0 the new round counts only once that many replicas have it, like `decide`: else it
-   * is removed again and `durability_unconfirmed` is thrown.
+   * existed). Audited like any decision. Also "Retry" of a call whose approved run failed transiently
+   * and was not repeated (the ledger's result is transient). Throws `not_found`, or `not_unknown` when
+   * the earlier round's outcome is known and not a transient failure, and it was not left unstarted (or
+   * it is still only approved). With `waitReplicas` > 0 the new round counts only once that many
+   * replicas have it, like `decide`: else it is removed again and `durability_unconfirmed` is thrown.
    */
   async reapprove(input: {
     approvalId: string;
@@ -203,6 +207,7 @@ export class ApprovalStore {
       nonce,
       next,
       REAPPROVE_REASON,
+      RETRY_REASON,
     ]);
     const [won, ...pairs] = replyArray('reapproveCall', reply, { approvalId });
     const record = decode(`approval ${next}`, { approvalId: next }, () =>

@@ -31,6 +31,13 @@ export const evidenceSchema = z.strictObject({
   at: z.number(),
 });
 
+const retriedAttempt = z.strictObject({
+  attempt: z.number(),
+  code: z.string(),
+  message: z.string(),
+  delayMs: z.number(),
+});
+
 export const toolResultSchema = z.union([
   z.strictObject({
     ok: z.literal(true),
@@ -39,8 +46,13 @@ export const toolResultSchema = z.union([
       .strictObject({ totalChars: z.number(), keptHeadChars: z.number(), keptTailChars: z.number() })
       .optional(),
     verification: z.strictObject({ ok: z.boolean(), summary: z.string() }).optional(),
+    attempts: z.array(retriedAttempt).optional(),
   }),
-  z.strictObject({ ok: z.literal(false), error: z.strictObject({ code: z.string(), message: z.string() }) }),
+  z.strictObject({
+    ok: z.literal(false),
+    error: z.strictObject({ code: z.string(), message: z.string(), transient: z.boolean().optional() }),
+    attempts: z.array(retriedAttempt).optional(),
+  }),
 ]);
 
 const price = z.strictObject({ inputPerMTok: z.number(), outputPerMTok: z.number() });
@@ -75,6 +87,9 @@ export const stopReasonSchema = z.enum([
   'tool_errors',
   'model_error',
   'validation_failed',
+  'output_limit',
+  'content_filter',
+  'refused',
   'internal_error',
   'cancelled',
 ]);

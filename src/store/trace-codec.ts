@@ -16,7 +16,7 @@ const effect = z.enum(['read', 'write', 'notify']);
 const strings = z.array(z.string());
 
 const kinds = {
-  /** A model call returned: which step, how long it took. */
+  /** A model call returned: which step, how long it took, which model answered. */
   model_replied: {
     tag: 'm',
     schema: z.strictObject({
@@ -24,8 +24,24 @@ const kinds = {
       at: z.number(),
       step: z.number(),
       durationMs: z.number(),
+      model: z.string().optional(),
     }),
-    fields: ['type', 'at', 'step', 'durationMs'],
+    fields: ['type', 'at', 'step', 'durationMs', 'model'],
+  },
+  /** A call's attempt failed transiently and is tried again after `delayMs`. */
+  tool_retried: {
+    tag: 't',
+    schema: z.strictObject({
+      type: z.literal('tool_retried'),
+      at: z.number(),
+      toolCallId: z.string(),
+      effect,
+      attempt: z.number(),
+      code: z.string(),
+      message: z.string(),
+      delayMs: z.number(),
+    }),
+    fields: ['type', 'at', 'toolCallId', 'effect', 'attempt', 'code', 'message', 'delayMs'],
   },
   /** A gated (write/notify) call began executing; reads are traced by their end only. */
   tool_started: {

@@ -36,6 +36,13 @@ const toolShape = z.object({
   verify: fn.optional(),
   timeoutMs: z.number().int().positive().optional(),
   idempotent: z.boolean().optional(),
+  retry: z
+    .object({
+      attempts: z.number().int().min(1).max(10),
+      initialDelayMs: z.number().int().min(0),
+      maxDelayMs: z.number().int().min(0),
+    })
+    .optional(),
 });
 
 function fail(file: string, problem: string): never {

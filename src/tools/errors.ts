@@ -3,10 +3,14 @@
  * `{ ok: false, error: { code, message } }`, so each `code` is stable and each message tells the model what
  * went wrong and what it may do instead. Messages never contain secret values (headers, routing keys).
  */
-import { LoopgateError } from '../loop/errors.js';
+import { ToolFailure } from '../loop/errors.js';
+import { TRANSIENT_STATUSES } from '../loop/retry.js';
 
-/** A failure with a specific code that needs no context fields beyond its message. */
-export class ToolError extends LoopgateError {}
+/**
+ * A failure with a specific code that needs no context fields beyond its message; permanent unless
+ * constructed with `{ transient: true }`.
+ */
+export class ToolError extends ToolFailure {}
 
 /** The URL (or a redirect's target) is not under any allowlisted prefix of the tool. */
 export class UrlNotAllowedError extends ToolError {
@@ -58,21 +62,32 @@ export class RequestTimeoutError extends ToolError {
     readonly url: string,
     readonly timeoutMs: number,
   ) {
-    super('request_timeout', `no complete response from ${url} within ${timeoutMs} ms`);
+    super('request_timeout', `no complete response from ${url} within ${timeoutMs} ms`, { transient: true });
   }
 }
 
-/** A write or an operator-declared call was answered with a non-2xx status. */
+/**
+ * A call was answered with a status that is not success; transient for 429, 502, 503 and 504 (with the
+ * server's Retry-After, when it sent one).
+ */
 export class HttpStatusError extends ToolError {
   constructor(
     readonly method: string,
     readonly url: string,
     readonly status: number,
     bodySnippet: string,
+    options: { retryAfterMs?: number | undefined; answer?: unknown } = {},
   ) {
+    const change = method === 'GET' ? '' : '; the change may not have happened';
+    const { retryAfterMs, ...rest } = options;
     super(
       'http_status',
-      `${method} ${url} answered ${status}${bodySnippet ? `: ${bodySnippet}` : ''}; the change may not have happened`,
+      `${method} ${url} answered ${status}${bodySnippet ? `: ${bodySnippet}` : ''}${change}`,
+      {
+        transient: TRANSIENT_STATUSES.has(status),
+        ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+        ...rest,
+      },
     );
   }
 }

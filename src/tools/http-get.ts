@@ -6,13 +6,17 @@
  */
 import { z } from 'zod';
 import { defineTool } from '../loop/define-tool.js';
+import { TRANSIENT_STATUSES } from '../loop/retry.js';
 import type { AnyTool } from '../loop/types.js';
+import { HttpStatusError } from './errors.js';
 import { decodeBody, formatBody } from './net/body-format.js';
 import { guardedRequest } from './net/guarded-request.js';
 import { type Lookup, systemLookup } from './net/lookup.js';
 import { requestUrl } from './net/request-url.js';
+import { retryAfterMs } from './net/retry-after.js';
 import { timeLimit } from './net/time-limit.js';
-import { allowEntry, byteCount, type Env, resolveAllowRules, seconds } from './settings.js';
+import { clip } from './preview-format.js';
+import { allowEntry, byteCount, type Env, resolveAllowRules, seconds, toolRetry } from './settings.js';
 
 export const httpGetSettings = z.strictObject({
   allow: z.array(allowEntry, { error: 'expected a list of http(s) URL prefixes' }).min(1, {
@@ -20,6 +24,7 @@ export const httpGetSettings = z.strictObject({
   }),
   maxBytes: byteCount.default(1_000_000),
   timeoutSeconds: seconds(120).default(10),
+  retry: toolRetry.optional(),
   maxRedirects: z.number().int().min(0).max(10).default(5),
 });
 
@@ -59,7 +64,16 @@ export function createHttpGet(settings: HttpGetSettings, deps: { env: Env; looku
       const contentType = reply.headers['content-type'];
       const body = formatBody(decodeBody(reply.body, contentType), contentType);
       const redirected = reply.url === url ? '' : ` (redirected to ${reply.url})`;
-      return `HTTP ${reply.status} ${reply.statusText} for GET ${url}${redirected}\ncontent-type: ${contentType ?? 'unknown'}\n\n${body}`;
+      const answer = `HTTP ${reply.status} ${reply.statusText} for GET ${url}${redirected}\ncontent-type: ${contentType ?? 'unknown'}\n\n${body}`;
+      // 429/502/503/504 may pass: retried by the engine, and if they do not pass the reply is still the
+      // answer (a health endpoint says "degraded" with a 503). Other statuses are answers at once.
+      if (TRANSIENT_STATUSES.has(reply.status)) {
+        throw new HttpStatusError('GET', reply.url, reply.status, clip(body, 500), {
+          retryAfterMs: retryAfterMs(reply.headers),
+          answer,
+        });
+      }
+      return answer;
     },
   });
 }

@@ -12,6 +12,7 @@ import { decodeBody, formatBody } from './net/body-format.js';
 import { type AllowRule, guardedRequest } from './net/guarded-request.js';
 import { type Lookup, systemLookup } from './net/lookup.js';
 import { requestUrl } from './net/request-url.js';
+import { retryAfterMs } from './net/retry-after.js';
 import { timeLimit } from './net/time-limit.js';
 import { findAllowEntry } from './net/url-allowlist.js';
 import { clip, codeBlock, inlineCode } from './preview-format.js';
@@ -112,7 +113,9 @@ export function createHttpRequest(
         );
       }
       if (reply.status < 200 || reply.status >= 300) {
-        throw new HttpStatusError(args.method, args.url, reply.status, clip(text, 500));
+        throw new HttpStatusError(args.method, args.url, reply.status, clip(text, 500), {
+          retryAfterMs: retryAfterMs(reply.headers),
+        });
       }
       return { status: reply.status, body: text };
     },

@@ -11,9 +11,18 @@ import type { AnyTool } from '../loop/types.js';
 import { HttpStatusError } from './errors.js';
 import { decodeBody } from './net/body-format.js';
 import { exchange } from './net/http-client.js';
+import { retryAfterMs } from './net/retry-after.js';
 import { timeLimit } from './net/time-limit.js';
 import { clip, codeBlock, inlineCode } from './preview-format.js';
-import { type Env, envVarName, readSecret, seconds, serviceUrl, toolApprovers } from './settings.js';
+import {
+  type Env,
+  envVarName,
+  readSecret,
+  seconds,
+  serviceUrl,
+  toolApprovers,
+  toolRetry,
+} from './settings.js';
 
 export const pageOncallSettings = z.strictObject({
   url: serviceUrl.default('https://events.pagerduty.com/v2/enqueue'),
@@ -21,6 +30,7 @@ export const pageOncallSettings = z.strictObject({
   /** `payload.source`: what PagerDuty shows as the affected system. */
   source: z.string().min(1).max(255).default('loopgate'),
   timeoutSeconds: seconds(120).default(15),
+  retry: toolRetry.optional(),
   approvers: toolApprovers.optional(),
 });
 
@@ -114,7 +124,9 @@ export function createPageOncall(settings: PageOncallSettings, deps: { env: Env 
       });
       const text = redact(decodeBody(reply.body, reply.headers['content-type']), routingKey);
       if (reply.status < 200 || reply.status >= 300) {
-        throw new HttpStatusError('POST', url.href, reply.status, clip(text, 500));
+        throw new HttpStatusError('POST', url.href, reply.status, clip(text, 500), {
+          retryAfterMs: retryAfterMs(reply.headers),
+        });
       }
       return { paged: true, severity: args.severity, dedupKey: event.dedup_key, status: reply.status };
     },

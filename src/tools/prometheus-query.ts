@@ -4,14 +4,16 @@
  */
 import { z } from 'zod';
 import { defineTool } from '../loop/define-tool.js';
+import { TRANSIENT_STATUSES } from '../loop/retry.js';
 import type { AnyTool, Clock } from '../loop/types.js';
-import { ToolError } from './errors.js';
+import { HttpStatusError, ToolError } from './errors.js';
 import { decodeBody } from './net/body-format.js';
 import { exchange } from './net/http-client.js';
+import { retryAfterMs } from './net/retry-after.js';
 import { timeLimit } from './net/time-limit.js';
 import { DURATION, defaultStep, durationSeconds } from './prometheus/durations.js';
 import { prometheusReply, summarise } from './prometheus/prometheus-reply.js';
-import { byteCount, type Env, headersEnv, readSecret, seconds, serviceUrl } from './settings.js';
+import { byteCount, type Env, headersEnv, readSecret, seconds, serviceUrl, toolRetry } from './settings.js';
 
 export const prometheusSettings = z.strictObject({
   url: serviceUrl,
@@ -19,6 +21,7 @@ export const prometheusSettings = z.strictObject({
   maxSeries: z.number().int().min(1).max(500).default(20),
   maxBytes: byteCount.default(5_000_000),
   timeoutSeconds: seconds(300).default(20),
+  retry: toolRetry.optional(),
 });
 
 export type PrometheusSettings = z.output<typeof prometheusSettings>;
@@ -124,6 +127,12 @@ export function createPrometheusQuery(
         maxBytes: settings.maxBytes,
       });
       const base = `${url.origin}${url.pathname}`;
+      if (TRANSIENT_STATUSES.has(reply.status)) {
+        const text = decodeBody(reply.body, reply.headers['content-type']).slice(0, 200);
+        throw new HttpStatusError('GET', base, reply.status, text, {
+          retryAfterMs: retryAfterMs(reply.headers),
+        });
+      }
       const parsed = parseReply(decodeBody(reply.body, reply.headers['content-type']), reply.status, base);
       if (parsed.status === 'error') {
         throw new ToolError(

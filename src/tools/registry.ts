@@ -5,7 +5,7 @@
  */
 import { ConfigError, type ConfigProblem } from '../config/errors.js';
 import type { Policy } from '../config/policy.js';
-import { approversFor } from '../config/policy-limits.js';
+import { approversFor, retryFor } from '../config/policy-limits.js';
 import type { AnyTool } from '../loop/types.js';
 import { createCurrentTime } from './current-time.js';
 import { loadCustomTool } from './custom-tools.js';
@@ -77,19 +77,25 @@ function customProblems(
   return problems;
 }
 
+/** The tool with the operator's `retry` settings, when the policy gives it some. */
+function withPolicyRetry(policy: Policy, tool: AnyTool): AnyTool {
+  const retry = retryFor(policy, tool.name);
+  return retry ? { ...tool, retry } : tool;
+}
+
 /**
  * Every enabled tool by name.
  * @throws ConfigError when a tool cannot be built (missing Slack poster, vanished secret, bad custom module).
  */
 export async function buildTools(policy: Policy, deps: ToolDeps = {}): Promise<Map<string, AnyTool>> {
   const tools = new Map<string, AnyTool>();
-  for (const tool of builtIns(policy, deps)) tools.set(tool.name, tool);
+  for (const tool of builtIns(policy, deps)) tools.set(tool.name, withPolicyRetry(policy, tool));
   const problems: ConfigProblem[] = [];
   for (const [index, entry] of policy.custom.entries()) {
     const tool = await loadCustomTool(entry.path);
     const found = customProblems(policy, tool, index, new Set(tools.keys()));
     problems.push(...found);
-    if (found.length === 0) tools.set(tool.name, tool);
+    if (found.length === 0) tools.set(tool.name, withPolicyRetry(policy, tool));
   }
   if (problems.length > 0) throw new ConfigError(policy.source, problems);
   return tools;

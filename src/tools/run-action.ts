@@ -10,6 +10,7 @@ import type { AnyTool, ToolContext, VerifyResult } from '../loop/types.js';
 import { HttpStatusError, ToolError } from './errors.js';
 import { decodeBody, formatBody } from './net/body-format.js';
 import { exchange } from './net/http-client.js';
+import { retryAfterMs } from './net/retry-after.js';
 import { timeLimit } from './net/time-limit.js';
 import { clip, codeBlock, inlineCode } from './preview-format.js';
 import {
@@ -156,7 +157,9 @@ async function execute(
   const contentType = reply.headers['content-type'];
   const text = clip(formatBody(decodeBody(reply.body, contentType), contentType), 2000);
   if (reply.status < 200 || reply.status >= 300)
-    throw new HttpStatusError(planned.method, url.href, reply.status, clip(text, 500));
+    throw new HttpStatusError(planned.method, url.href, reply.status, clip(text, 500), {
+      retryAfterMs: retryAfterMs(reply.headers),
+    });
   return { action: name, status: reply.status, body: text };
 }
 

@@ -67,6 +67,25 @@ export const toolApprovers = approverList.min(1, {
   error: 'expected at least one approver (omit the key to use approvals.approvers)',
 });
 
+/**
+ * `retry: { attempts, initialDelayMs, maxDelayMs }` of a read or idempotent tool: how often a transient
+ * failure is tried again (attempts in all, the first included) and the bounds of the waits.
+ */
+export const toolRetry = z
+  .strictObject({
+    attempts: z
+      .number()
+      .int()
+      .min(1, { error: 'expected at least 1' })
+      .max(10, { error: 'expected at most 10' }),
+    initialDelayMs: z.number().int().min(0).max(60_000, { error: 'expected at most 60000 ms' }).default(250),
+    maxDelayMs: z.number().int().min(0).max(300_000, { error: 'expected at most 300000 ms' }).default(5_000),
+  })
+  .refine((r) => r.maxDelayMs >= r.initialDelayMs, {
+    error: 'maxDelayMs must be at least initialDelayMs',
+    path: ['maxDelayMs'],
+  });
+
 export const seconds = (max: number) =>
   z
     .number({ error: 'expected a number of seconds' })

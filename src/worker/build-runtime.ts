@@ -6,10 +6,12 @@ import type { Policy } from '../config/policy.js';
 import { approversFor, limitsFromPolicy } from '../config/policy-limits.js';
 import { createBufferedFetch } from '../http/buffered-fetch.js';
 import type { Logger } from '../log/logger.js';
+import { fallbackModel } from '../loop/fallback-model.js';
 import { createOpenAIModel } from '../loop/openai-model.js';
 import { redisCallDefinitions } from '../mcp/call-definitions.js';
 import { McpSource } from '../mcp/mcp-source.js';
 import { redisRunCancelled } from '../mcp/run-cancelled.js';
+import type { ModelPort } from '../loop/types.js';
 import type { RunsQueue } from '../queue/runs-queue.js';
 import { SlackNotifier } from '../slack/notifier.js';
 import { createTimeZoneLookup } from '../slack/time-zones.js';
@@ -18,6 +20,7 @@ import type { Store } from '../store/store.js';
 import type { SlackPoster } from '../tools/ports.js';
 import { type Redact, withRedactedFailures } from '../tools/redacted-failures.js';
 import { buildTools } from '../tools/registry.js';
+import { readSecret } from '../tools/settings.js';
 import { buildSystemPrompt } from '../tools/system-prompt.js';
 import type { WorkerRuntime } from './runtime.js';
 
@@ -31,6 +34,40 @@ export interface RuntimeParts {
   stopping: () => boolean;
   /** Replaces configured secret values in tool failures; default none replaced. */
   redact?: Redact;
+}
+
+/**
+ * The primary model, then `model.fallbacks` in order: each an OpenAI-compatible endpoint with the
+ * primary's retries and timeout, its own server and key when the policy names them.
+ */
+function modelChain(
+  env: Env<'worker'>,
+  policy: Policy,
+  logger: Logger,
+  fetch: ReturnType<typeof createBufferedFetch>,
+): ModelPort {
+  const base = { maxRetries: env.OPENAI_MAX_RETRIES, timeoutMs: env.OPENAI_TIMEOUT_MS, fetch };
+  const primaryName = policy.model?.name ?? env.OPENAI_MODEL;
+  const primary = createOpenAIModel({
+    ...base,
+    apiKey: env.OPENAI_API_KEY,
+    ...(env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL } : {}),
+    model: primaryName,
+  });
+  const fallbacks = policy.model.fallbacks.map((f, i) => {
+    const baseURL = f.baseUrl ?? env.OPENAI_BASE_URL;
+    const apiKey = f.apiKeyEnv
+      ? readSecret(process.env, f.apiKeyEnv, `model.fallbacks[${i}].apiKeyEnv`)
+      : env.OPENAI_API_KEY;
+    return {
+      name: f.name,
+      port: createOpenAIModel({ ...base, apiKey, ...(baseURL ? { baseURL } : {}), model: f.name }),
+    };
+  });
+  return fallbackModel([{ name: primaryName, port: primary }, ...fallbacks], {
+    onFallback: (failed, next, err) =>
+      logger.warn({ failed, next, err: err.message }, 'model failed; asking the next fallback model'),
+  });
 }
 
 /**
@@ -84,14 +121,7 @@ export async function buildWorkerRuntime({
     store,
     queue,
     notifier: new SlackNotifier({ client, logger }),
-    model: createOpenAIModel({
-      apiKey: env.OPENAI_API_KEY,
-      ...(env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL } : {}),
-      model: policy.model?.name ?? env.OPENAI_MODEL,
-      maxRetries: env.OPENAI_MAX_RETRIES,
-      timeoutMs: env.OPENAI_TIMEOUT_MS,
-      fetch,
-    }),
+    model: modelChain(env, policy, logger, fetch),
     tools: registry(),
     mcp,
     untrustedToolText: (tool) => mcp.tools().get(tool)?.description,

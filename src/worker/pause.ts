@@ -1,4 +1,4 @@
-import type { RunState } from '../loop/types.js';
+import type { ActionRecord, RunState } from '../loop/types.js';
 import { addRunJob } from '../queue/runs-queue.js';
 import { approvalViewFromRecord } from '../slack/approval-view.js';
 import type { RunSlackContext } from '../slack/notifier-port.js';
@@ -40,23 +40,35 @@ export async function postPause(rt: WorkerRuntime, state: RunState, ctx: RunSlac
 }
 
 /**
- * Approved calls that a crash left with an unknown outcome, or that were not started because no replica
- * confirmed their `executing` record: their cards say so and offer to approve again.
+ * Whether an approved call's card should offer to run it again: its outcome is unknown (a crash); it was
+ * not started because no replica confirmed its `executing` record; or it failed transiently and was not
+ * repeated because it is not idempotent (its ledger result says so).
+ */
+export async function againStatusOf(
+  rt: WorkerRuntime,
+  approvalId: string,
+  outcome: ActionRecord['outcome'],
+): Promise<'outcome_unknown' | 'not_run' | 'failed_retryable' | null> {
+  if (outcome === 'outcome_unknown') return 'outcome_unknown';
+  if (outcome !== 'failed' && outcome !== 'not_executed') return null;
+  const entry = await rt.store.ledger.get(approvalId);
+  if (entry?.status === 'not_started') return 'not_run';
+  const result = outcome === 'failed' && entry?.status === 'failed' ? entry.result : null;
+  return result && !result.ok && result.error.transient === true ? 'failed_retryable' : null;
+}
+
+/**
+ * Approved calls that a crash left with an unknown outcome, that were not started (no replica confirmed
+ * them), or that failed transiently and were not repeated: their cards say so and offer to run them
+ * again ("Approve again", "Retry").
  */
 export async function markUnknownOutcomes(rt: WorkerRuntime, before: RunState, after: RunState) {
-  const fresh = after.actions
-    .slice(before.actions.length)
-    .filter((a) => a.outcome === 'outcome_unknown' || a.outcome === 'not_executed');
-  for (const action of fresh) {
+  for (const action of after.actions.slice(before.actions.length)) {
     const approvalId = approvalIdFor(after.runId, action.toolCallId);
-    const status =
-      action.outcome === 'outcome_unknown'
-        ? 'outcome_unknown'
-        : (await rt.store.ledger.get(approvalId))?.status === 'not_started'
-          ? 'not_run'
-          : null;
-    const record = status ? await rt.store.approvals.get(approvalId) : null;
-    if (status && record?.card) {
+    const status = await againStatusOf(rt, approvalId, action.outcome);
+    if (!status) continue;
+    const record = await rt.store.approvals.get(approvalId);
+    if (record?.card) {
       await rt.notifier.updateCard(
         { runId: after.runId },
         record.card,

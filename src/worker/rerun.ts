@@ -3,10 +3,12 @@ import type { Decision, EngineDeps, GatedCall, Logger, RunState } from '../loop/
 import type { ResumeJobData } from '../queue/job-data.js';
 import { approvalViewFromRecord } from '../slack/approval-view.js';
 import { escapeAndTruncate, userMention } from '../slack/mrkdwn.js';
+import { RETRY_REASON } from '../store/approval-store.js';
 import { storeExecutionLedger } from '../store/engine-ports.js';
 import type { ApprovalRecord } from '../store/records.js';
 import { slackContextOf } from './advance.js';
 import { engineDeps } from './engine-deps.js';
+import { againStatusOf } from './pause.js';
 import { type AdvanceResult, withRunLease } from './run-lease.js';
 import type { WorkerRuntime } from './runtime.js';
 import { TraceRecorder } from './trace-recorder.js';
@@ -59,7 +61,8 @@ export function rerunReport(
       slack = `:no_entry_sign: ${tool} was not run again: ${summary}`;
   }
   const card = `Ran again: ${res.action.outcome.replaceAll('_', ' ')}. ${res.action.summary}`;
-  const memory = `[${record.tool} was run again after an unknown outcome${record.decidedBy ? ` (approved by ${record.decidedBy})` : ''}: ${res.action.outcome}. ${res.action.summary}]`;
+  const after = record.decisionReason === RETRY_REASON ? 'a transient failure' : 'an unknown outcome';
+  const memory = `[${record.tool} was run again after ${after}${record.decidedBy ? ` (approved by ${record.decidedBy})` : ''}: ${res.action.outcome}. ${res.action.summary}]`;
   return { slack, memory, card };
 }
 
@@ -92,13 +95,8 @@ export function rerunApproved(rt: WorkerRuntime, data: ResumeJobData, jobId: str
     const ctx = slackContextOf(loaded);
     const report = rerunReport(record, res);
     if (record.card) {
-      const notRun = !res.result.ok && res.result.error.code === 'durability_unconfirmed';
-      const view =
-        res.action.outcome === 'outcome_unknown'
-          ? approvalViewFromRecord(record, 'outcome_unknown')
-          : notRun
-            ? approvalViewFromRecord(record, 'not_run')
-            : approvalViewFromRecord(record, undefined, report.card);
+      const again = await againStatusOf(rt, approvalId, res.action.outcome);
+      const view = approvalViewFromRecord(record, again ?? undefined, report.card);
       await rt.notifier.updateCard({ runId }, record.card, view);
     }
     // Remembered before it is told, so a follow-up written as soon as the note shows sees it.

@@ -14,7 +14,24 @@ export function traceEntryOf(event: EngineEvent, at: number): TraceEntry | null 
     case 'step_started':
       return null;
     case 'model_replied':
-      return { type: event.type, at, step: event.step, durationMs: event.durationMs };
+      return {
+        type: event.type,
+        at,
+        step: event.step,
+        durationMs: event.durationMs,
+        ...(event.model === undefined ? {} : { model: event.model }),
+      };
+    case 'tool_retried':
+      return {
+        type: event.type,
+        at,
+        toolCallId: event.toolCallId,
+        effect: event.effect,
+        attempt: event.attempt,
+        code: event.code,
+        message: event.message,
+        delayMs: event.delayMs,
+      };
     case 'tool_started':
       return event.effect === 'read'
         ? null

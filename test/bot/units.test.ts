@@ -198,14 +198,19 @@ describe('timingsFromTrace', () => {
   it('reads step and tool durations and effects from engine events, skipping anything else', () => {
     expect(
       timingsFromTrace([
-        { type: 'model_replied', at: 1, step: 1, durationMs: 900 },
+        { type: 'model_replied', at: 1, step: 1, durationMs: 900, model: 'gpt-fallback' },
         { type: 'tool_started', at: 2, toolCallId: 'c1', effect: 'read' },
         { type: 'tool_finished', at: 3, toolCallId: 'c1', effect: 'read', durationMs: 40 },
         { type: 'tool_started', at: 4, toolCallId: 'c2', effect: 'write' },
         { type: 'slack_posted', at: 5 },
         { type: 'model_replied', at: 6, step: 'two' },
       ]),
-    ).toEqual({ steps: { 1: 900 }, tools: { c1: 40 }, effects: { c1: 'read', c2: 'write' } });
+    ).toEqual({
+      steps: { 1: 900 },
+      tools: { c1: 40 },
+      effects: { c1: 'read', c2: 'write' },
+      models: { 1: 'gpt-fallback' },
+    });
   });
 });
 

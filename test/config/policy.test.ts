@@ -5,8 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config/errors.js';
 import { loadPolicy, parsePolicy } from '../../src/config/policy.js';
 import { configuredSecrets } from '../../src/config/policy-env.js';
-import { approversFor, limitsFromPolicy } from '../../src/config/policy-limits.js';
+import { approversFor, limitsFromPolicy, retryFor } from '../../src/config/policy-limits.js';
 import { DEFAULT_LIMITS } from '../../src/loop/state.js';
+import { buildTools } from '../../src/tools/registry.js';
 
 const EXAMPLE_ENV = { GRAFANA_AUTH: 'x', DEPLOY_API_AUTH: 'y', PD_ROUTING_KEY: 'z' };
 
@@ -293,5 +294,63 @@ describe('loadPolicy', () => {
     await expect(loadPolicy(join(dir, 'absent.yaml'))).rejects.toThrow(
       /cannot read .*absent\.yaml \(ENOENT\)/,
     );
+  });
+});
+
+describe('tools.<name>.retry', () => {
+  it('sets the retries of a read or idempotent tool, with defaults for the waits', async () => {
+    const policy = parsePolicy(
+      [
+        'tools:',
+        '  http_get: { allow: ["https://status.example/"], retry: { attempts: 5, maxDelayMs: 2000 } }',
+        '  prometheus_query: { url: "http://prom:9090" }',
+      ].join('\n'),
+      { env: {} },
+    );
+    expect(retryFor(policy, 'http_get')).toEqual({ attempts: 5, initialDelayMs: 250, maxDelayMs: 2000 });
+    expect(retryFor(policy, 'prometheus_query')).toBeUndefined();
+    const tools = await buildTools(policy, { env: {} });
+    expect(tools.get('http_get')?.retry).toEqual({ attempts: 5, initialDelayMs: 250, maxDelayMs: 2000 });
+    expect(tools.get('prometheus_query')?.retry).toBeUndefined();
+  });
+
+  it('refuses bad retry settings, naming the key', () => {
+    const err = (() => {
+      try {
+        parsePolicy(
+          'tools:\n  http_get: { allow: ["https://s.example/"], retry: { attempts: 0, initialDelayMs: 900, maxDelayMs: 100 } }',
+          { env: {} },
+        );
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).toBeInstanceOf(ConfigError);
+    const text = String((err as Error).message);
+    expect(text).toContain('tools.http_get.retry.attempts');
+    expect(text).toContain('tools.http_get.retry.maxDelayMs');
+  });
+});
+
+describe('model.fallbacks', () => {
+  it('lists models tried after the primary, each with its own endpoint and key variable', () => {
+    const yaml = [
+      'model:',
+      '  name: gpt-main',
+      '  fallbacks:',
+      '    - name: gpt-small',
+      '    - { name: llama-3, baseUrl: "http://vllm.internal:8000/v1", apiKeyEnv: VLLM_KEY }',
+    ].join('\n');
+    expect(parsePolicy(yaml, { env: { VLLM_KEY: 'k' } }).model.fallbacks).toEqual([
+      { name: 'gpt-small' },
+      { name: 'llama-3', baseUrl: 'http://vllm.internal:8000/v1', apiKeyEnv: 'VLLM_KEY' },
+    ]);
+    expect(problems(yaml)).toEqual([
+      'model.fallbacks[1].apiKeyEnv: environment variable VLLM_KEY is not set',
+    ]);
+    expect(problems('model:\n  fallbacks: [{ baseUrl: "ftp://x" }]')).toEqual([
+      expect.stringMatching(/^model\.fallbacks\[0\]\.name: /),
+      expect.stringMatching(/^model\.fallbacks\[0\]\.baseUrl: expected an http\(s\) URL/),
+    ]);
   });
 });

@@ -100,6 +100,8 @@ export interface FakeReply {
   usage?: { prompt_tokens: number; completion_tokens: number } | null;
   /** Model name in the reply; default: the request's model. */
   model?: string;
+  /** `finish_reason`; default `tool_calls` with tool calls, else `stop` (e.g. `length`, `content_filter`). */
+  finishReason?: string;
 }
 
 /**
@@ -279,7 +281,7 @@ function completionBody(reply: FakeReply, requestModel: string, number: number):
           refusal: reply.refusal ?? null,
           ...(toolCalls.length > 0 && { tool_calls: toolCalls }),
         },
-        finish_reason: toolCalls.length > 0 ? 'tool_calls' : 'stop',
+        finish_reason: reply.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
         logprobs: null,
       },
     ],

@@ -13,6 +13,8 @@ export interface PrometheusRequest {
 export interface FakeAnswer {
   status?: number;
   contentType?: string;
+  /** Extra response headers, e.g. `retry-after`. */
+  headers?: Record<string, string>;
   /** An object is sent as JSON; a string as it is. */
   body: unknown;
 }
@@ -36,7 +38,10 @@ export async function startFakePrometheus(
     queries.push(request);
     const out = answer(request);
     const text = typeof out.body === 'string' ? out.body : JSON.stringify(out.body);
-    res.writeHead(out.status ?? 200, { 'content-type': out.contentType ?? 'application/json' });
+    res.writeHead(out.status ?? 200, {
+      'content-type': out.contentType ?? 'application/json',
+      ...out.headers,
+    });
     res.end(text);
   });
   return { ...fixture, queries };

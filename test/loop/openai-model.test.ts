@@ -68,6 +68,7 @@ describe.each(FETCHES)('createOpenAIModel over $name: replies', ({ fetch: f }) =
       toolCalls: [],
       usage: { inputTokens: 123, outputTokens: 7 },
       model: 'gpt-test-2026',
+      finishReason: 'stop',
     });
   });
 
@@ -98,9 +99,21 @@ describe.each(FETCHES)('createOpenAIModel over $name: replies', ({ fetch: f }) =
     expect(await model.complete(ask())).toMatchObject({ content: '', toolCalls: [] });
   });
 
-  it('returns a refusal as the content', async () => {
+  it('reports a refusal as such, not as the answer', async () => {
     const { model } = await setUp([{ refusal: 'I cannot help with that.' }]);
-    expect((await model.complete(ask())).content).toBe('I cannot help with that.');
+    expect(await model.complete(ask())).toMatchObject({ content: '', refusal: 'I cannot help with that.' });
+  });
+
+  it('reports why the reply ended: cut off at the token limit, or filtered', async () => {
+    const { model } = await setUp([
+      { content: 'The first half of', finishReason: 'length' },
+      { content: null, finishReason: 'content_filter' },
+    ]);
+    expect(await model.complete(ask())).toMatchObject({
+      content: 'The first half of',
+      finishReason: 'length',
+    });
+    expect(await model.complete(ask())).toMatchObject({ content: '', finishReason: 'content_filter' });
   });
 });
 

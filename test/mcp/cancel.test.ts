@@ -12,6 +12,7 @@ import { redisRunCancelled } from '../../src/mcp/run-cancelled.js';
 import { createRedisConnection } from '../../src/queue/connection.js';
 import { runIdForEvent } from '../../src/store/ids.js';
 import { createStore } from '../../src/store/store.js';
+import { callLimits } from '../support/call-limits.js';
 import { silentLogger } from '../support/engine.js';
 import { misbehaving, startSource, waitFor } from './support.js';
 
@@ -38,7 +39,7 @@ describe('cancelling a run during an MCP call', { timeout: 30_000 }, () => {
       const tool = source.tools().get('bad__hang');
       if (!tool) throw new Error('no bad__hang');
       const started = performance.now();
-      const pending = executeCall(tool, {}, callCtx, 60_000, 16_000);
+      const pending = executeCall(tool, {}, callCtx, callLimits(60_000, 16_000));
       setTimeout(() => {
         cancelled = true;
       }, 200);
@@ -68,7 +69,7 @@ describe('cancelling a run during an MCP call', { timeout: 30_000 }, () => {
       if (!tool) throw new Error('no slow__append_line');
       const ctx = { ...callCtx, signal: new AbortController().signal, idempotencyKey: 'run1:call1' };
       await tool.preview?.({ line: 'kept' }, ctx);
-      const { result } = await executeCall(tool, { line: 'kept' }, callCtx, 30_000, 16_000);
+      const { result } = await executeCall(tool, { line: 'kept' }, callCtx, callLimits(30_000, 16_000));
       expect(result.ok).toBe(true);
       expect(read(file)).toBe('kept\n');
     } finally {

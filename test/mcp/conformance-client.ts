@@ -9,6 +9,7 @@ import { executeCall } from '../../src/loop/execute.js';
 import { memoryCallDefinitions } from '../../src/mcp/call-definitions.js';
 import { McpSource } from '../../src/mcp/mcp-source.js';
 import { mcpSettings } from '../../src/mcp/settings.js';
+import { callLimits } from '../support/call-limits.js';
 import { recordingLogger } from './support.js';
 
 const url = process.argv.at(-1) ?? '';
@@ -32,8 +33,7 @@ for (const row of source.rows()) {
     tool,
     ARGS[row.tool] ?? {},
     { runId: 'conformance', toolCallId: row.tool, requester: { userId: 'U1' }, logger },
-    20_000,
-    16_000,
+    callLimits(20_000, 16_000),
   );
   console.log(JSON.stringify({ tool: row.name, result }));
 }

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executeCall } from '../../src/loop/execute.js';
 import type { AnyTool } from '../../src/loop/types.js';
+import { callLimits } from '../support/call-limits.js';
 import { silentLogger } from '../support/engine.js';
 import { bin, type Started, startSource, waitFor } from './support.js';
 
@@ -29,7 +30,7 @@ const tool = (name: string): AnyTool => {
   return found;
 };
 const run = (name: string, args: unknown, max = 16_000) =>
-  executeCall(tool(name), args, callCtx, tool(name).timeoutMs ?? 30_000, max);
+  executeCall(tool(name), args, callCtx, callLimits(tool(name).timeoutMs ?? 30_000, max));
 
 describe('server-everything over stdio', { timeout: 30_000 }, () => {
   it('each tool gets the effect of its readOnlyHint; the reason is printed as an annotation', () => {

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { executeCall } from '../../src/loop/execute.js';
 import type { McpSource } from '../../src/mcp/mcp-source.js';
+import { callLimits } from '../support/call-limits.js';
 import { silentLogger } from '../support/engine.js';
 import { misbehaving, startSource, waitFor } from './support.js';
 
@@ -17,7 +18,7 @@ const callCtx = { runId: 'run1', toolCallId: 'call1', requester: { userId: 'U1' 
 const call = (source: McpSource, name: string, args: unknown, timeoutMs = 30_000, max = 16_000) => {
   const tool = source.tools().get(name);
   if (!tool) throw new Error(`no tool ${name}`);
-  return executeCall(tool, args, callCtx, timeoutMs, max);
+  return executeCall(tool, args, callCtx, callLimits(timeoutMs, max));
 };
 
 let dir: string;

@@ -10,6 +10,39 @@ afterEach(() => {
   server = undefined;
 });
 
+describe('metrics of retries and fallbacks', () => {
+  it('count which model answered and each retried tool attempt', async () => {
+    const m = createMetrics({}, { defaultMetrics: false });
+    const replied = {
+      type: 'model_replied' as const,
+      runId: 'r',
+      step: 1,
+      toolCalls: 0,
+      durationMs: 10,
+      usage: { inputTokens: 1, outputTokens: 1 },
+      costUsd: 0,
+    };
+    recordEngineEvent(m, { ...replied, model: 'gpt-primary' });
+    recordEngineEvent(m, { ...replied, model: 'gpt-fallback' });
+    recordEngineEvent(m, { ...replied, model: 'gpt-fallback' });
+    recordEngineEvent(m, {
+      type: 'tool_retried',
+      runId: 'r',
+      toolCallId: 'c',
+      tool: 'http_get',
+      effect: 'read',
+      attempt: 1,
+      code: 'http_status',
+      message: '503',
+      delayMs: 100,
+    });
+    const text = await m.registry.metrics();
+    expect(text).toContain('loopgate_model_replies_total{model="gpt-primary"} 1');
+    expect(text).toContain('loopgate_model_replies_total{model="gpt-fallback"} 2');
+    expect(text).toContain('loopgate_tool_retries_total{tool="http_get",code="http_status"} 1');
+  });
+});
+
 describe('metrics', () => {
   it('counts engine events: steps, tokens, cost, tool outcomes, approvals, finished runs', async () => {
     const m = createMetrics({}, { defaultMetrics: false });

@@ -239,4 +239,19 @@ describe('approvalCard (after the decision)', () => {
     expect(buttons(card.blocks)[0]!.confirm?.text.text).toContain('It did not run before.');
     expectValidMessageBlocks(card.blocks);
   });
+
+  it('failed_retryable says it was not repeated and why, and offers Retry behind a confirm dialog', () => {
+    const card = approvalCard(view({ status: 'failed_retryable', ...decided }));
+    const words = allText(card.blocks);
+    expect(words).toContain('Failed, not repeated');
+    expect(words).toContain('not repeated automatically because it may not be safe to repeat');
+    expect(buttons(card.blocks).map((b) => [b.action_id, b.value, b.text.text])).toEqual([
+      [ACTION_IDS.reapprove, 'apr_01HX', 'Retry'],
+      [ACTION_IDS.details, 'run_01HX', 'Details'],
+    ]);
+    const retry = buttons(card.blocks)[0]!;
+    expect(retry.confirm?.title?.text).toBe('Retry it?');
+    expect(retry.confirm?.text.text).toContain('may still have taken effect');
+    expectValidMessageBlocks(card.blocks);
+  });
 });

@@ -208,3 +208,12 @@ describe('traceModal', () => {
     expect(texts(modal.blocks).join('\n')).toContain('… and 130 more calls in this step');
   });
 });
+
+describe('the model of each step', () => {
+  it('is named in the Details modal when the trace recorded it (a fallback answered)', () => {
+    const trace = traceFromRunState(runState(), { steps: { 1: 900 }, models: { 1: 'fallback-model' } });
+    expect(trace.steps[0]).toMatchObject({ model: 'fallback-model' });
+    const all = texts(traceModal(trace).blocks).join('\n');
+    expect(all).toContain('*Step 1* · 900 ms · fallback-model');
+  });
+});

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { GatedCall } from '../../src/loop/types.js';
+import { RETRY_REASON } from '../../src/store/approval-store.js';
 import { approvalIdFor, nextRoundOf, REAPPROVE_REASON, roundOf, type Store } from '../../src/store/index.js';
 import { type StoreFixture, storeFixture } from './redis-fixture.js';
 import { realisticState, slack, T0 } from './run-state-fixture.js';
@@ -284,6 +285,50 @@ describe('decideApproval', () => {
     await expect(
       fx.store.approvals.decide({ approvalId: approvalIdFor(RUN, 'nope'), decision: 'approved', now: T0 }),
     ).rejects.toMatchObject({ code: 'not_found' });
+  });
+});
+
+describe('reapprove as Retry (after a transient failure that was not repeated)', () => {
+  /** A pause, approved and run, whose run failed with the given result. */
+  async function failedWith(error: { code: string; message: string; transient?: boolean }) {
+    const [record] = await pause();
+    const approvalId = record!.approvalId;
+    await fx.store.approvals.setCard(approvalId, { channel: 'C0OPS', ts: '1767000000.000300' });
+    await fx.store.approvals.decide({ approvalId, decision: 'approved', decidedBy: 'U0MANAGER', now: T0 });
+    await fx.store.ledger.begin({ approvalId, fence, argsHash: gated('call_3').argsHash, now: T0 + 1 });
+    await fx.store.ledger.finish({
+      approvalId,
+      fence,
+      outcome: 'failed',
+      result: { ok: false, error },
+      now: T0 + 2,
+    });
+    return approvalId;
+  }
+
+  it('a transient failure may be retried: the next round is approved by the clicker, once', async () => {
+    const approvalId = await failedWith({ code: 'http_status', message: '503', transient: true });
+    const [first, second] = await Promise.all([
+      fx.store.approvals.reapprove({ approvalId, decidedBy: 'U0SRE', now: T0 + 60_000 }),
+      fx.store.approvals.reapprove({ approvalId, decidedBy: 'U0SRE', now: T0 + 60_001 }),
+    ]);
+    expect([first.won, second.won].sort()).toEqual([false, true]);
+    expect(first.record).toMatchObject({
+      approvalId: nextRoundOf(approvalId),
+      status: 'approved',
+      decidedBy: 'U0SRE',
+      decisionReason: RETRY_REASON,
+    });
+    expect(await fx.store.ledger.get(nextRoundOf(approvalId))).toMatchObject({ status: 'approved' });
+    expect((await fx.store.ledger.get(approvalId))?.status).toBe('failed');
+  });
+
+  it('a permanent failure may not: not_unknown, nothing created', async () => {
+    const approvalId = await failedWith({ code: 'http_status', message: '400' });
+    await expect(
+      fx.store.approvals.reapprove({ approvalId, decidedBy: 'U0SRE', now: T0 + 60_000 }),
+    ).rejects.toMatchObject({ code: 'not_unknown' });
+    expect(await fx.store.approvals.get(nextRoundOf(approvalId))).toBeNull();
   });
 });
 

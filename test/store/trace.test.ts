@@ -25,6 +25,7 @@ const events: EngineEvent[] = [
     durationMs: 900,
     usage: { inputTokens: 10, outputTokens: 5 },
     costUsd: 0.001,
+    model: 'gpt-fallback',
   },
   {
     type: 'tool_started',
@@ -62,7 +63,7 @@ describe('traceEntryOf', () => {
   it('keeps timings, outcomes and decisions, and nothing the messages or the state already hold', () => {
     expect(events.map((e, i) => traceEntryOf(e, T0 + i))).toStrictEqual([
       null,
-      { type: 'model_replied', at: T0 + 1, step: 1, durationMs: 900 },
+      { type: 'model_replied', at: T0 + 1, step: 1, durationMs: 900, model: 'gpt-fallback' },
       null,
       { type: 'tool_finished', at: T0 + 3, toolCallId: 'call_1', effect: 'read', ok: true, durationMs: 40 },
       { type: 'approval_needed', at: T0 + 4, toolCallIds: ['call_9'] },
@@ -111,6 +112,7 @@ describe('trace through the checkpoint', () => {
       tools: { call_1: 40 },
       effects: { call_1: 'read', call_9: 'write' },
       descriptions: {},
+      models: { 1: 'gpt-fallback' },
     });
     // What the checkpoint took is stored as rows; what was left for the final flush, as objects.
     const stored = await fx.redis.lrange(fx.store.context.keys.run(RUN).trace, 0, -1);

@@ -27,6 +27,12 @@ beforeAll(async () => {
       return;
     }
     if (path === '/slow') return; // never answers
+    if (path === '/busy') {
+      res.writeHead(503, { 'content-type': 'text/plain', 'retry-after': '3' });
+      res.end('maintenance');
+      return;
+    }
+    if (path === '/broken') return reply(res, 500, 'text/plain', 'stack trace');
     if (path === '/redirect-ok') {
       res.writeHead(302, { location: '/ok.json' });
       res.end();
@@ -92,6 +98,27 @@ describe('http_get', () => {
     expect(out).toContain('HTTP 200');
     expect(out).toContain('"status": "green"');
     expect(out).toContain('  "n": [\n    1,');
+  });
+
+  it('a 503 is a transient failure with its Retry-After (the engine retries it); a 500 is an answer', async () => {
+    await expect(run(tool([local()]), { url: `${server.url}/busy` })).rejects.toMatchObject({
+      code: 'http_status',
+      transient: true,
+      retryAfterMs: 3_000,
+      message: expect.stringContaining('answered 503: maintenance'),
+      // Still the answer when retries do not help: a health endpoint reports "down" this way.
+      answer: { value: expect.stringMatching(/^HTTP 503 Service Unavailable for GET .*\n\nmaintenance$/s) },
+    });
+    expect(text(await run(tool([local()]), { url: `${server.url}/broken` }))).toContain('HTTP 500');
+  });
+
+  it('a refused connection is a transient failure', async () => {
+    const closed = await startHttpFixture(() => {});
+    const url = `${closed.url}/x`;
+    await closed.close();
+    await expect(
+      run(tool([{ prefix: `${closed.url}/`, allowPrivate: true }]), { url }),
+    ).rejects.toMatchObject({ code: 'request_failed', transient: true });
   });
 
   it('reduces HTML to readable text without scripts and styles', async () => {

@@ -135,7 +135,7 @@ describe('prometheus_query', () => {
   });
 
   it.each([
-    ['not JSON', { body: '<html>502 Bad Gateway</html>', contentType: 'text/html', status: 502 }],
+    ['not JSON', { body: '<html>500 Internal Error</html>', contentType: 'text/html', status: 500 }],
     [
       'JSON of another shape',
       { body: { status: 'success', data: { resultType: 'vector', result: [{ value: 'x' }] } } },
@@ -144,6 +144,20 @@ describe('prometheus_query', () => {
   ])('refuses a malformed reply: %s', async (_label, answer) => {
     const tool = await setup(() => answer);
     await expect(run(tool, { query: 'up' })).rejects.toMatchObject({ code: 'prometheus_bad_reply' });
+  });
+
+  it('a busy or unreachable Prometheus (502/503) is a transient failure, with its Retry-After', async () => {
+    const tool = await setup(() => ({
+      body: '<html>503 Service Unavailable</html>',
+      contentType: 'text/html',
+      status: 503,
+      headers: { 'retry-after': '2' },
+    }));
+    await expect(run(tool, { query: 'up' })).rejects.toMatchObject({
+      code: 'http_status',
+      transient: true,
+      retryAfterMs: 2_000,
+    });
   });
 
   it('sends configured headers from the environment', async () => {

@@ -61,9 +61,13 @@ async function resolveChecked(url: URL, rule: AllowRule, lookup: Lookup): Promis
       addresses = await lookup(host);
     } catch (err) {
       const code = (err as { code?: unknown }).code;
+      // EAI_AGAIN is the resolver's "try again later"; a name that does not exist stays permanent.
       throw new ToolError(
         'dns_failed',
         `cannot resolve ${host}${typeof code === 'string' ? ` (${code})` : ''}`,
+        {
+          transient: code === 'EAI_AGAIN',
+        },
       );
     }
     if (addresses.length === 0) throw new ToolError('dns_failed', `${host} has no address`);

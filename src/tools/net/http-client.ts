@@ -9,6 +9,7 @@ import { once } from 'node:events';
 import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
+import { classifyFailure } from '../../loop/retry.js';
 import { RequestTimeoutError, ResponseTooLargeError, ToolError } from '../errors.js';
 import type { ResolvedAddress } from './lookup.js';
 import type { TimeLimit } from './time-limit.js';
@@ -74,7 +75,10 @@ function translate(err: unknown, exchange: HttpExchange): unknown {
   if (exchange.limit.signal.aborted) return exchange.limit.signal.reason;
   const code = (err as { code?: unknown }).code;
   const detail = typeof code === 'string' ? code : err instanceof Error ? err.message : String(err);
-  return new ToolError('request_failed', `${exchange.method} ${exchange.url.href} failed: ${detail}`);
+  return new ToolError('request_failed', `${exchange.method} ${exchange.url.href} failed: ${detail}`, {
+    transient: classifyFailure(err).transient,
+    cause: err,
+  });
 }
 
 export async function exchange(ex: HttpExchange): Promise<HttpReply> {

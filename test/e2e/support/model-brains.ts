@@ -5,6 +5,7 @@
  * each other's scripted replies, whatever order the workers call the model in.
  */
 import type {
+  FakeError,
   FakeOpenAI,
   FakeReply,
   FakeStep,
@@ -23,7 +24,8 @@ export interface Turn {
   toolResults: string[];
 }
 
-export type Brain = (turn: Turn) => FakeReply;
+/** A reply, or an HTTP error answer (e.g. a 500 from a model server that is down). */
+export type Brain = (turn: Turn) => FakeReply | FakeError;
 
 export interface ModelRouter {
   /** Registers the brain answering runs whose (latest tagged) question carries `[case:<tag>]`. */

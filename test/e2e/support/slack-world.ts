@@ -84,6 +84,15 @@ export interface SlackWorldOptions {
    * REDIS_URL, and the world's own store and queue connect to the cluster too.
    */
   clusterSeeds?: string[];
+  /**
+   * Also start a second fake OpenAI and name it in the policy as `model.fallbacks` (model
+   * `fallback-model`, its own key variable), routed by `fallbackModel`.
+   */
+  fallback?: boolean;
+  /** Extra environment of the worker processes (e.g. OPENAI_MAX_RETRIES). */
+  workerEnv?: Record<string, string>;
+  /** `tools.http_request.timeoutSeconds`; default the tool's own. */
+  httpRequestTimeoutSeconds?: number;
 }
 
 /** A question as the bot received it. */
@@ -103,6 +112,8 @@ export interface SlackWorld {
   slack: FakeSlack;
   openai: FakeOpenAI;
   model: ModelRouter;
+  /** The fallback model's router, with `fallback: true`. */
+  fallbackModel?: ModelRouter;
   fixture: HttpFixture;
   store: Store;
   queue: RunsQueue;
@@ -125,7 +136,8 @@ export interface SlackWorld {
   statusUrl(name: string): string;
   /**
    * A URL `http_request` may write to; answers 200 `{ "deployed": true }`, except the first request to a
-   * name starting with `hang-first-`, which gets no answer at all.
+   * name starting with `hang-first-`, which gets no answer at all, and the first one to a name starting
+   * with `503-first-`, answered 503, or with `slow-first-`, answered only after 10 s. (`statusUrl` names starting with `fail-twice-` answer 503 twice.)
    */
   deployUrl(name: string): string;
   /** Requests the fixture received for `url` (path and query). */
@@ -161,8 +173,25 @@ export interface SlackWorld {
   close(): Promise<void>;
 }
 
-function policyYaml(fixtureUrl: string, extra: readonly string[] = []): string {
+interface PolicyYamlOptions {
+  /** YAML lines appended at the end (e.g. an `mcp:` section). */
+  extra?: readonly string[] | undefined;
+  fallbackUrl?: string | undefined;
+  httpRequestTimeoutSeconds?: number | undefined;
+}
+
+function policyYaml(
+  fixtureUrl: string,
+  { extra = [], fallbackUrl, httpRequestTimeoutSeconds }: PolicyYamlOptions = {},
+): string {
   return [
+    ...(fallbackUrl
+      ? [
+          'model:',
+          '  fallbacks:',
+          `    - { name: fallback-model, baseUrl: ${JSON.stringify(fallbackUrl)}, apiKeyEnv: FALLBACK_OPENAI_KEY }`,
+        ]
+      : []),
     'approvals:',
     `  approvers: [${PEOPLE.manager}]`,
     '  selfApproval: false',
@@ -178,6 +207,7 @@ function policyYaml(fixtureUrl: string, extra: readonly string[] = []): string {
     `      - prefix: ${JSON.stringify(`${fixtureUrl}/deploy/`)}`,
     '        allowPrivate: true',
     `    approvers: [${PEOPLE.manager}, ${PEOPLE.sreGroup}]`,
+    ...(httpRequestTimeoutSeconds ? [`    timeoutSeconds: ${httpRequestTimeoutSeconds}`] : []),
     ...extra,
     '',
   ].join('\n');
@@ -232,12 +262,13 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
   const config = tempDir();
   const processes: LoopgateProcess[] = [];
   let openai: FakeOpenAI | undefined;
+  let fallbackOpenai: FakeOpenAI | undefined;
   let slack: FakeSlack | undefined;
   let fixture: HttpFixture | undefined;
 
   const close = async () => {
     await killAllLoopgate();
-    await Promise.allSettled([openai?.close(), slack?.close(), fixture?.close()]);
+    await Promise.allSettled([openai?.close(), fallbackOpenai?.close(), slack?.close(), fixture?.close()]);
     await queue.obliterate({ force: true }).catch(() => {});
     await queue.close().catch(() => {});
     const admin = connections[0];
@@ -257,6 +288,11 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
     });
     fixture = await startHttpFixture(async (req, res) => {
       if (req.method === 'GET' && req.path.startsWith('/status/')) {
+        const hits = fixture?.requests.filter((r) => r.path === req.path).length ?? 0;
+        if (req.path.startsWith('/status/fail-twice-') && hits <= 2) {
+          reply(res, 503, 'text/plain', 'warming up');
+          return;
+        }
         reply(res, 200, 'application/json', '{"status":"all systems operational"}');
       } else if (req.path.startsWith('/deploy/')) {
         // `/deploy/hang-first-…`: the first request is never answered (the test kills its worker mid-call).
@@ -265,13 +301,32 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
           await new Promise((resolve) => res.once('close', resolve));
           return;
         }
+        // `/deploy/slow-first-…`: the first request is answered only after 10 s (past a short timeout).
+        if (req.path.startsWith('/deploy/slow-first-') && hits === 1) {
+          await new Promise((resolve) => setTimeout(resolve, 10_000));
+          if (!res.destroyed) reply(res, 200, 'application/json', '{"deployed":true}');
+          return;
+        }
+        if (req.path.startsWith('/deploy/503-first-') && hits === 1) {
+          reply(res, 503, 'application/json', '{"error":"deployer busy"}');
+          return;
+        }
         reply(res, 200, 'application/json', '{"deployed":true}');
       } else {
         reply(res, 404, 'text/plain', 'not found');
       }
     });
     const model = routeModel(openai);
-    const configPath = config.write('loopgate.yaml', policyYaml(fixture.url, options.policyExtra));
+    if (options.fallback) fallbackOpenai = await startFakeOpenAI();
+    const fallbackModel = fallbackOpenai ? routeModel(fallbackOpenai) : undefined;
+    const configPath = config.write(
+      'loopgate.yaml',
+      policyYaml(fixture.url, {
+        extra: options.policyExtra,
+        fallbackUrl: fallbackOpenai?.url,
+        httpRequestTimeoutSeconds: options.httpRequestTimeoutSeconds,
+      }),
+    );
     const common = {
       ...redisEnv,
       LOOPGATE_PREFIX: prefix,
@@ -280,12 +335,18 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
       LOOPGATE_CONFIG: configPath,
       WORKER_LOCK_MS: '2000',
       LOG_LEVEL: 'info',
+      // The policy names it, so every process checks it exists.
+      ...(fallbackOpenai ? { FALLBACK_OPENAI_KEY: 'sk-fallback' } : {}),
     };
     const botPort = await freePort();
     const botProbesPort = await freePort();
     const botSide = { SLACK_SIGNING_SECRET: TEST_SIGNING_SECRET, BOT_METRICS_PORT: String(botProbesPort) };
     const botEnv = { ...common, ...botSide, PORT: String(botPort) };
-    const workerSide = { OPENAI_API_KEY: 'sk-e2e', OPENAI_BASE_URL: openai.url };
+    const workerSide = {
+      OPENAI_API_KEY: 'sk-e2e',
+      OPENAI_BASE_URL: openai.url,
+      ...options.workerEnv,
+    };
     const workerMetricsUrls: string[] = [];
     const launches: Array<() => LoopgateProcess> = [];
     if (options.mode === 'single') {
@@ -433,6 +494,7 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
       slack: fakeSlack,
       openai,
       model,
+      ...(fallbackModel ? { fallbackModel } : {}),
       fixture: fakeFixture,
       store,
       queue,
