@@ -210,6 +210,7 @@ describe('timingsFromTrace', () => {
       tools: { c1: 40 },
       effects: { c1: 'read', c2: 'write' },
       models: { 1: 'gpt-fallback' },
+      descriptions: {},
     });
   });
 });

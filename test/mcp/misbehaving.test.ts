@@ -44,7 +44,11 @@ describe('misbehaving MCP servers', { timeout: 40_000 }, () => {
     const { result } = await call(source, 'bad__hang', {}, 1_000);
     expect(result).toEqual({
       ok: false,
-      error: { code: 'timeout', message: 'bad__hang did not finish within 1000 ms and was abandoned.' },
+      error: {
+        code: 'timeout',
+        message: 'bad__hang did not finish within 1000 ms and was abandoned.',
+        transient: true,
+      },
     });
     await waitFor('the cancel notification', () => {
       try {
