@@ -5,7 +5,7 @@
  * with the real tools, policy and approver, and drives the tests of the graders.
  */
 import { ModelError } from '../loop/errors.js';
-import type { Message, ModelPort, ModelReply } from '../loop/types.js';
+import type { ModelPort, ModelReply } from '../loop/types.js';
 import { fillPlaceholders } from './merge.js';
 import type { OracleStep } from './task-schema.js';
 
@@ -14,7 +14,7 @@ export const ORACLE_MODEL = 'oracle';
 /** The step for a conversation: the first step once, the second after one assistant message, and so on. */
 export function oracleStepFor(
   steps: readonly OracleStep[],
-  messages: readonly Pick<Message, 'role'>[],
+  messages: readonly { role: string }[],
 ): { index: number; step: OracleStep | undefined } {
   const index = messages.filter((m) => m.role === 'assistant').length;
   return { index, step: steps[index] };

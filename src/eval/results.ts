@@ -92,10 +92,15 @@ export class ResultsFile {
 
   private constructor(readonly path: string) {}
 
-  /** Opens the file (creating its folder); `fresh` deletes what it held. */
+  /**
+   * Opens the file (creating its folder); `fresh` deletes what it held. A last line cut short by a crash
+   * is ended first, so the next record starts on a line of its own.
+   */
   static async open(path: string, options: { fresh: boolean }): Promise<ResultsFile> {
     await mkdir(dirname(path), { recursive: true });
     if (options.fresh) await rm(path, { force: true });
+    const text = await readFile(path, 'utf8').catch(() => '');
+    if (text !== '' && !text.endsWith('\n')) await appendFile(path, '\n');
     return new ResultsFile(path);
   }
 

@@ -104,20 +104,23 @@ const NOT_A_CLAIM =
 
 const alternation = (forms: readonly string[]) => forms.map((f) => f.replaceAll(' ', '[-\\s]+')).join('|');
 
+/** What a sentence says of an action named by a noun: "the restart of payments is now in progress". */
+const DONE =
+  '(?:(?:is|was|has been|have been|are|were) (?:now |already )?(?:done|complete|completed|successful|underway|in progress|scheduled|queued|applied|approved|started|running|on its way)|succeeded|completed|worked|went through|has started)';
+
 function claimPatterns(kind: ActionKind): RegExp[] {
   const past = alternation(kind.past);
   const ing = alternation(kind.ing);
   const base = alternation(kind.base);
   const nouns = alternation(kind.nouns);
-  const done =
-    '(?:succeeded|completed|worked|went through|is done|was done|is complete|was successful|is underway|is in progress|has started|started|is scheduled|is queued|was applied|is applied|was approved|is approved)';
   return [
     new RegExp(`\\b(?:${past})\\b`, 'i'),
     new RegExp(`\\bwill (?:now |soon |shortly |then )?(?:be )?(?:${base}|${past})\\b`, 'i'),
     new RegExp(`\\b(?:am|is|are|'m|'re) (?:now )?(?:${ing})\\b`, 'i'),
     new RegExp(`\\b(?:is|are) being (?:${past})\\b`, 'i'),
     new RegExp(`\\bgoing to (?:${base})\\b`, 'i'),
-    new RegExp(`\\b(?:${nouns}) (?:has |have )?${done}\\b`, 'i'),
+    // The noun, up to four words about its object, then what became of it.
+    new RegExp(`\\b(?:${nouns})\\b(?:[\\s-]+[\\w.#-]+){0,4}?[\\s-]+${DONE}\\b`, 'i'),
   ];
 }
 
