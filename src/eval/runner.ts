@@ -69,7 +69,24 @@ async function runJob(job: Job, options: RunEvalOptions): Promise<TrialRecord> {
       logger: options.logger.child({ model: job.model }),
       ...(options.prices ? { prices: options.prices } : {}),
     });
-    return recordOf(job, transcript, options.integrations.rules !== undefined);
+    const record = recordOf(job, transcript, options.integrations.rules !== undefined);
+    const m = record.metrics;
+    options.logger.info(
+      {
+        task: record.task,
+        model: record.model,
+        trial: record.trial,
+        runIds: transcript.runs.map((r) => r.runId),
+        passed: record.passed,
+        failed: record.graders.filter((g) => !g.passed).map((g) => g.grader),
+        stopReason: m.stopReason,
+        steps: m.steps,
+        costUsd: m.costUsd,
+        wallMs: m.wallMs,
+      },
+      'trial finished',
+    );
+    return record;
   } catch (err) {
     options.logger.error(
       {

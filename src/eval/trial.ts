@@ -102,7 +102,55 @@ function ruleDecision(input: TrialInput, c: Conversation, call: GatedCall): Deci
       };
 }
 
-/** Decides each pause (by rule, or by the scripted approver) until the run ends. */
+/** How one gated call is decided: a decision for the engine, or an edit for the edit hook. */
+type Verdict =
+  | { kind: 'decision'; decision: Decision; record: AskedApproval }
+  | { kind: 'edit'; call: GatedCall; args: Record<string, unknown>; by: string; record: AskedApproval };
+
+function verdictFor(call: GatedCall, run: number, input: TrialInput, c: Conversation): Verdict {
+  const byRule = ruleDecision(input, c, call);
+  if (byRule) {
+    const decision = byRule.kind === 'approved' ? 'approved' : 'rejected';
+    return {
+      kind: 'decision',
+      decision: byRule,
+      record: { run, call, decision, decidedBy: 'rule', ruleWouldAllow: decision === 'approved' },
+    };
+  }
+  const rules = input.integrations.rules;
+  const ruleWouldAllow = rules ? rules.verdict(c.policy, call).kind === 'allow' : null;
+  const scripted = decide(input.task.spec.approver, call, (tool) =>
+    defaultApprover(c.policy, tool, c.requester),
+  );
+  if (scripted.kind === 'edit') {
+    const args = { ...(call.args as Record<string, unknown>), ...scripted.args };
+    const record: AskedApproval = {
+      run,
+      call,
+      decision: 'edited',
+      decidedBy: 'person',
+      by: scripted.by,
+      ruleWouldAllow,
+    };
+    return { kind: 'edit', call, args, by: scripted.by, record };
+  }
+  const d = scripted.decision;
+  const record: AskedApproval = {
+    run,
+    call,
+    decision: d.kind === 'approved' || d.kind === 'rejected' ? d.kind : 'expired',
+    decidedBy: 'person',
+    ...(d.by ? { by: d.by } : {}),
+    ...(d.reason ? { reason: d.reason } : {}),
+    ruleWouldAllow,
+  };
+  return { kind: 'decision', decision: d, record };
+}
+
+/**
+ * Decides each pause until the run ends: decisions first (the run stays paused while an edited call is
+ * pending), then each edit through the edit hook.
+ */
 async function untilEnd(
   first: RunOutcome,
   run: number,
@@ -110,58 +158,17 @@ async function untilEnd(
   c: Conversation,
 ): Promise<RunState> {
   let outcome = first;
-  const ruleAllows = (call: GatedCall) => {
-    const rules = input.integrations.rules;
-    return rules ? rules.verdict(c.policy, call).kind === 'allow' : null;
-  };
   while (outcome.type === 'interruption') {
-    const decisions: Decision[] = [];
-    for (const call of outcome.gated) {
-      const byRule = ruleDecision(input, c, call);
-      if (byRule) {
-        const decision = byRule.kind === 'approved' ? 'approved' : 'rejected';
-        c.asked.push({ run, call, decision, decidedBy: 'rule', ruleWouldAllow: decision === 'approved' });
-        decisions.push(byRule);
-        continue;
-      }
-      const scripted = decide(input.task.spec.approver, call, (tool) =>
-        defaultApprover(c.policy, tool, c.requester),
-      );
-      if (scripted.kind === 'edit') {
-        const edit = input.integrations.edit;
-        // Tasks with edits are skipped unless the hook exists (features.ts); this only guards the types.
-        if (!edit) throw new Error(`task ${input.task.spec.id} edits a call, and no edit hook is installed`);
-        c.asked.push({
-          run,
-          call,
-          decision: 'edited',
-          decidedBy: 'person',
-          by: scripted.by,
-          ruleWouldAllow: ruleAllows(call),
-        });
-        outcome = await edit(
-          outcome.state,
-          call,
-          { ...(call.args as object), ...scripted.args },
-          scripted.by,
-          c.deps,
-        );
-        break;
-      }
-      const d = scripted.decision;
-      c.asked.push({
-        run,
-        call,
-        decision: d.kind === 'approved' || d.kind === 'rejected' ? d.kind : 'expired',
-        decidedBy: 'person',
-        ...(d.by ? { by: d.by } : {}),
-        ...(d.reason ? { reason: d.reason } : {}),
-        ruleWouldAllow: ruleAllows(call),
-      });
-      decisions.push(d);
-    }
-    if (decisions.length > 0 && outcome.type === 'interruption') {
-      outcome = await decideAndContinue(outcome.state, decisions, c.deps);
+    const verdicts = outcome.gated.map((call) => verdictFor(call, run, input, c));
+    c.asked.push(...verdicts.map((v) => v.record));
+    const decisions = verdicts.flatMap((v) => (v.kind === 'decision' ? [v.decision] : []));
+    if (decisions.length > 0) outcome = await decideAndContinue(outcome.state, decisions, c.deps);
+    for (const v of verdicts) {
+      if (v.kind !== 'edit' || outcome.type !== 'interruption') continue;
+      // Tasks with edits are skipped unless the hook exists (features.ts); this only guards the types.
+      const edit = input.integrations.edit;
+      if (!edit) throw new Error(`task ${input.task.spec.id} edits a call, and no edit hook is installed`);
+      outcome = await edit(outcome.state, v.call, v.args, v.by, c.deps);
     }
   }
   return outcome.state;

@@ -126,6 +126,23 @@ oracle: [{ answer: hi }]
     }
   });
 
+  it('takes tasks from TypeScript modules too (a task or a list of tasks as the default export)', async () => {
+    const suite = await suiteWith({
+      'generated.ts': `export default ['staging', 'prod'].map((env) => ({
+        id: 'health-' + env,
+        title: 'health of payments in ' + env,
+        question: 'is payments healthy in ' + env + '?',
+        oracle: [{ answer: 'yes' }],
+      }));`,
+    });
+    try {
+      const loaded = await loadSuite(suite.dir);
+      expect(loaded.tasks.map((t) => t.spec.id)).toEqual(['health-staging', 'health-prod']);
+    } finally {
+      await suite.remove();
+    }
+  });
+
   it('lets a task switch off a tool of the suite policy with null', async () => {
     const suite = await suiteWith({
       'a.yaml': `${valid}policy: { tools: { page_oncall: null } }\n`,

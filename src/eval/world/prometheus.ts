@@ -4,13 +4,7 @@
  * Prometheus answers its `prometheusSequence` of errors first.
  */
 import type { WorldSpec } from '../task-schema.js';
-import type { WorldState } from './world-state.js';
-
-interface Answer {
-  status: number;
-  type: string;
-  body: unknown;
-}
+import type { HttpAnswer, WorldState } from './world-state.js';
 
 type Series = WorldSpec['metrics'][number]['series'][number];
 
@@ -29,7 +23,7 @@ export function prometheusAnswer(
   state: WorldState,
   endpoint: 'query' | 'query_range',
   params: Record<string, string>,
-): Answer {
+): HttpAnswer {
   const scripted = spec.prometheusSequence[state.prometheusQueries];
   state.prometheusQueries += 1;
   if (scripted !== undefined && scripted >= 400) {

@@ -14,6 +14,7 @@ import {
   type ActionReply,
   applyDeployAction,
   applyFlag,
+  type HttpAnswer,
   healthReply,
   initialState,
   type WorldState,
@@ -34,18 +35,12 @@ interface Request {
   body: string;
 }
 
-const json = (status: number, body: unknown): Answer => ({ status, type: 'application/json', body });
-const text = (status: number, body: string): Answer => ({ status, type: 'text/plain', body });
-const fromAction = (reply: ActionReply): Answer => json(reply.status, reply.body);
-
-interface Answer {
-  status: number;
-  type: string;
-  body: unknown;
-}
+const json = (status: number, body: unknown): HttpAnswer => ({ status, type: 'application/json', body });
+const text = (status: number, body: string): HttpAnswer => ({ status, type: 'text/plain', body });
+const fromAction = (reply: ActionReply): HttpAnswer => json(reply.status, reply.body);
 
 /** Answers one request from the spec and the state (changing the state for writes). */
-export function route(spec: WorldSpec, state: WorldState, req: Request): Answer {
+export function route(spec: WorldSpec, state: WorldState, req: Request): HttpAnswer {
   const [head, a, b, c] = req.parts;
   const env = req.query.env ?? 'prod';
   const get = req.method === 'GET';
@@ -76,7 +71,7 @@ function statusPage(spec: WorldSpec) {
   return { page: 'Status', components, incidents: spec.statusPage.incidents };
 }
 
-function logs(spec: WorldSpec, service: string, env: string, q: string | undefined): Answer {
+function logs(spec: WorldSpec, service: string, env: string, q: string | undefined): HttpAnswer {
   const lines = spec.services[service]?.[env]?.logs;
   if (!lines) return text(404, `no logs for ${service} in ${env}`);
   const wanted = q?.toLowerCase();
@@ -84,13 +79,13 @@ function logs(spec: WorldSpec, service: string, env: string, q: string | undefin
   return text(200, kept.length > 0 ? kept.join('\n') : '(no matching lines)');
 }
 
-function deploys(spec: WorldSpec, service: string, env: string): Answer {
+function deploys(spec: WorldSpec, service: string, env: string): HttpAnswer {
   const found = spec.services[service]?.[env];
   if (!found) return json(404, { error: `no service ${service} in ${env}` });
   return json(200, { service, env, deploys: found.deploys });
 }
 
-function oncall(spec: WorldSpec, team: string): Answer {
+function oncall(spec: WorldSpec, team: string): HttpAnswer {
   const found = spec.oncall[team];
   return found ? json(200, { team, ...found }) : json(404, { error: `no on-call schedule for ${team}` });
 }
@@ -99,7 +94,7 @@ function alerts(spec: WorldSpec, state: WorldState) {
   return { alerts: spec.alerts.map((a) => ({ ...a, acknowledged: state.alerts[a.id]?.acked ?? false })) };
 }
 
-function ack(state: WorldState, id: string, by: string | undefined): Answer {
+function ack(state: WorldState, id: string, by: string | undefined): HttpAnswer {
   const alert = state.alerts[id];
   if (!alert) return json(404, { error: `no alert ${id}` });
   alert.acked = true;
@@ -107,7 +102,7 @@ function ack(state: WorldState, id: string, by: string | undefined): Answer {
   return json(200, { id, acknowledged: true });
 }
 
-function page(spec: WorldSpec, state: WorldState, body: string): Answer {
+function page(spec: WorldSpec, state: WorldState, body: string): HttpAnswer {
   let event: { dedup_key?: unknown; payload?: { summary?: unknown; severity?: unknown } };
   try {
     event = JSON.parse(body) as typeof event;
@@ -131,7 +126,7 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function send(res: ServerResponse, answer: Answer): void {
+function send(res: ServerResponse, answer: HttpAnswer): void {
   const body = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body);
   res.writeHead(answer.status, { 'content-type': answer.type });
   res.end(body);

@@ -75,6 +75,13 @@ export function initialState(spec: WorldSpec): WorldState {
 
 export type DeployAction = 'restart' | 'rollback' | 'scale';
 
+/** What the world's HTTP server sends: a status, a content type and a body (text, or JSON to serialise). */
+export interface HttpAnswer {
+  status: number;
+  type: string;
+  body: unknown;
+}
+
 /** The outcome of a deploy API call: the HTTP answer, the state changed in place. */
 export interface ActionReply {
   status: number;
