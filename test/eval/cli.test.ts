@@ -114,12 +114,20 @@ describe('npm run eval with the oracle', () => {
       expect.stringMatching(/^needs approval edits/),
     ]);
     expect(run.out.text).toMatch(/edit-page-severity\s+skip\s+needs approval edits/);
-    const log = (await readFile(join(out, 'eval.log'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    const log = (await readFile(join(out, 'eval.log'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const finished = log.filter((l: { msg?: string }) => l.msg === 'trial finished');
     expect(finished).toHaveLength(2);
     expect(finished).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ service: 'loopgate-eval', task: 'who-is-oncall', passed: true, runIds: ['eval-who-is-oncall-1-0'] }),
+        expect.objectContaining({
+          service: 'loopgate-eval',
+          task: 'who-is-oncall',
+          passed: true,
+          runIds: ['eval-who-is-oncall-1-0'],
+        }),
         expect.objectContaining({ task: 'approval-expired', passed: true, stopReason: 'completed' }),
       ]),
     );
