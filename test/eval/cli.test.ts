@@ -2,9 +2,12 @@
  * `npm run eval` end to end in process: the oracle through the in-process port, a fake OpenAI-compatible
  * server through the real adapter, resumable results, the report files and --compare.
  */
+import { execFile } from 'node:child_process';
 import { appendFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { evalMain } from '../../src/eval/cli.js';
 import { fillPlaceholders } from '../../src/eval/merge.js';
@@ -25,6 +28,9 @@ function io(env: Record<string, string | undefined> = {}) {
     },
   };
 }
+
+const run = promisify(execFile);
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 const dirs: string[] = [];
 async function tempDir(): Promise<string> {
@@ -218,6 +224,28 @@ describe('npm run eval against an OpenAI-compatible endpoint', () => {
     expect(compared.out.text).toMatch(/who-is-oncall\s+good → bad\s+1\/1\s+0\/1/);
     expect(compared.out.text).toMatch(/deploy-history\s+good → bad\s+1\/1\s+0\/1/);
   }, 60_000);
+});
+
+describe('npm run eval as a process', () => {
+  it('reads .env like every loopgate process (OPENAI_MODEL there), prints the tables and exits 0', async () => {
+    const cwd = await tempDir();
+    await writeFile(join(cwd, '.env'), 'OPENAI_MODEL=oracle\n');
+    const { stdout } = await run(
+      join(REPO_ROOT, 'node_modules/.bin/tsx'),
+      [
+        join(REPO_ROOT, 'src/eval/main.ts'),
+        '--tasks',
+        'who-is-oncall',
+        '--suite',
+        join(REPO_ROOT, SUITE_DIR),
+      ],
+      { cwd, env: { PATH: process.env.PATH ?? '' }, timeout: 60_000 },
+    );
+    expect(stdout).toMatch(/^oracle\s+1\s+100%/m);
+    expect(await lines(join(cwd, 'eval-results', 'results.jsonl'))).toEqual([
+      expect.objectContaining({ model: 'oracle', task: 'who-is-oncall', passed: true }),
+    ]);
+  }, 90_000);
 });
 
 describe('npm run eval refuses bad command lines', () => {

@@ -106,6 +106,7 @@ oracle: [{ answer: hi }]
       'e.yaml': `id: e\ntitle: e\nquestion: q\npolicy: { tools: { run_action: { colour: 1 } } }\noracle: [{ answer: x }]\n`,
       'f.yaml': valid,
       'g.yaml': valid,
+      'h.yaml': `id: h\ntitle: h\nquestion: q\npolicy: { agents: { logs: {} }, rules: [] }\noracle: [{ answer: x }]\n`,
     });
     try {
       const error = await loadSuite(suite.dir).catch((e: unknown) => e);
@@ -119,6 +120,8 @@ oracle: [{ answer: hi }]
           expect.stringMatching(/^d\.yaml: world: services\.payments\.prod\.health/),
           expect.stringMatching(/^e\.yaml: policy: tools\.run_action/),
           expect.stringMatching(/^g\.yaml \| task id ok-task is used twice/),
+          'h.yaml: needs | policy.agents needs sub_agents',
+          'h.yaml: needs | policy.rules needs policy_rules',
         ]),
       );
     } finally {
