@@ -23,7 +23,7 @@ interface Box {
   right: number;
 }
 
-const BOX: Box = { width: 560, height: 320, left: 56, bottom: 40, top: 16, right: 16 };
+const BOX: Box = { width: 560, height: 320, left: 56, bottom: 40, top: 28, right: 16 };
 
 function axes(
   box: Box,
@@ -52,7 +52,9 @@ function axes(
   return parts.join('');
 }
 
-const scaleY = (box: Box, v: number) => box.height - box.bottom - v * (box.height - box.bottom - box.top);
+/** Coordinates to one decimal: enough for a screen, and the file stays small. */
+const r1 = (x: number) => Math.round(x * 10) / 10;
+const scaleY = (box: Box, v: number) => r1(box.height - box.bottom - v * (box.height - box.bottom - box.top));
 const yTicks = (box: Box): [number, string][] => [0, 0.25, 0.5, 0.75, 1].map((v) => [scaleY(box, v), pct(v)]);
 
 /** Each model a point: mean cost per trial (x) against pass^1 (y), and its pass^k as a ring below. */
@@ -60,7 +62,7 @@ export function successVsCostChart(report: Report): string {
   const box = BOX;
   const costs = report.models.map((m) => m.stats.meanCostUsd);
   const maxCost = Math.max(...costs, 1e-6) * 1.15;
-  const sx = (c: number) => box.left + (c / maxCost) * (box.width - box.left - box.right);
+  const sx = (c: number) => r1(box.left + (c / maxCost) * (box.width - box.left - box.right));
   const xTicks: [number, string][] = [0, 0.5, 1].map((f) => [sx(f * maxCost), usd(f * maxCost)]);
   const k = report.trials;
   const points = report.models.map((m, i) => {
@@ -75,7 +77,10 @@ export function successVsCostChart(report: Report): string {
     return (
       ring +
       `<circle cx="${x}" cy="${y1}" r="7" fill="${colour(i)}"><title>${escapeHtml(`${m.model}: pass^1 ${pct(passAt(m.stats, 1))}, ${usd(m.stats.meanCostUsd)} per trial`)}</title></circle>` +
-      `<text x="${x + 10}" y="${y1 - 8}" fill="${colour(i)}">${escapeHtml(m.model)}</text>`
+      // Labels to the left of points in the right half, so long model names stay inside the chart.
+      (x > box.width / 2
+        ? `<text x="${x - 10}" y="${y1 - 10}" text-anchor="end" fill="${colour(i)}">${escapeHtml(m.model)}</text>`
+        : `<text x="${x + 10}" y="${y1 - 10}" fill="${colour(i)}">${escapeHtml(m.model)}</text>`)
     );
   });
   return svg(box, axes(box, 'mean cost per trial (USD)', 'success', xTicks, yTicks(box)) + points.join(''));
@@ -85,7 +90,8 @@ export function successVsCostChart(report: Report): string {
 export function passHatChart(report: Report): string {
   const box = BOX;
   const maxK = Math.max(1, ...report.models.map((m) => m.stats.passHat.length));
-  const sx = (k: number) => box.left + ((k - 1) / Math.max(1, maxK - 1)) * (box.width - box.left - box.right);
+  const sx = (k: number) =>
+    r1(box.left + ((k - 1) / Math.max(1, maxK - 1)) * (box.width - box.left - box.right));
   const xTicks: [number, string][] = Array.from({ length: maxK }, (_, i) => [sx(i + 1), `k=${i + 1}`]);
   const lines = report.models.map((m, i) => {
     const pts = m.stats.passHat.flatMap((v, j) => (v === null ? [] : [[sx(j + 1), scaleY(box, v)] as const]));

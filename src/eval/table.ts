@@ -2,7 +2,7 @@
 import { passAt, type Report, type Stats } from './report.js';
 
 export const pct = (x: number | null) => (x === null ? '—' : `${(x * 100).toFixed(0)}%`);
-export const usd = (x: number) => (x >= 0.01 ? `$${x.toFixed(2)}` : `$${x.toFixed(4)}`);
+export const usd = (x: number) => (x === 0 ? '$0' : x >= 0.01 ? `$${x.toFixed(2)}` : `$${x.toFixed(4)}`);
 export const secs = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
 
 /** Columns padded to their widest cell; numbers right-aligned. */
