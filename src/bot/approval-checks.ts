@@ -60,7 +60,7 @@ export async function checkCardClick(
     );
   }
   const verdict = await mayDecide(ctx.policy, record, click.userId, decision, ctx.groups);
-  if (!verdict.ok) return refuse(verdictText(verdict, ctx.policy, record.tool, decision));
+  if (!verdict.ok) return refuse(verdictText(verdict, record, decision));
   return { ok: true, record, card };
 }
 
@@ -84,5 +84,7 @@ export function closedText(record: ApprovalRecord, now: number): string | null {
       return `This approval expired${at || ` ${slackDate(record.expiresAt)}`} without a decision. Nothing was changed.`;
     case 'cancelled':
       return `This approval was cancelled${by}${at} (the run was cancelled). Nothing was changed.`;
+    case 'superseded':
+      return `The arguments were edited${by}${at}; decide on the card as it is now. Nothing was changed.`;
   }
 }

@@ -33,6 +33,7 @@ export type ApprovalStatus =
   | 'rejected'
   | 'expired'
   | 'cancelled'
+  | 'superseded'
   | 'outcome_unknown'
   | 'not_run'
   | 'failed_retryable';
@@ -77,6 +78,7 @@ const HEADER: Record<ApprovalStatus, string> = {
   rejected: '🚫 Rejected',
   expired: '⌛ Expired',
   cancelled: '✖️ Cancelled',
+  superseded: '✏️ Edited',
   outcome_unknown: '⚠️ Outcome unknown',
   not_run: '⏸️ Not run',
   failed_retryable: '⚠️ Failed, not repeated',
@@ -146,6 +148,8 @@ function decisionText(view: ApprovalView): string {
       return `:hourglass: *Expired*${when(view.decidedAt ?? view.expiresAt)} without a decision. Nothing was run.`;
     case 'cancelled':
       return `:heavy_multiplication_x: *Cancelled*${by(view.decidedBy)}${at}. Nothing was run.${reasonLine(view.decisionReason)}`;
+    case 'superseded':
+      return `:pencil2: *Edited*${by(view.decidedBy)}${at}: a new round asks for the edited arguments.`;
     case 'outcome_unknown':
       return (
         `:warning: *Outcome unknown*: it was approved${by(view.decidedBy)}, but the worker stopped while ` +

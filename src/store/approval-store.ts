@@ -23,12 +23,31 @@ export const REAPPROVE_REASON = 'approved again after an unknown outcome';
 /** The decision reason of a round created by "Retry" after a transient failure that was not repeated. */
 export const RETRY_REASON = 'retried after a transient failure';
 
+/** What the policy adds to a new approval (src/policy/gate.ts decides it); every field optional. */
+export type ApprovalPolicyFields = Pick<
+  ApprovalRecord,
+  'rule' | 'quorum' | 'selfApproval' | 'grantOffer' | 'schema' | 'remindAtPercent' | 'escalation'
+>;
+
 export interface NewApproval {
   call: GatedCall;
   approvers: Approvers;
   expiresAt: number;
   /** > 1 when the call is asked again (e.g. after `outcome_unknown`); see approvalIdFor. Default 1. */
   round?: number;
+  policy?: ApprovalPolicyFields;
+  /**
+   * Decided as it is created, without a click: approved by an `allow` rule or a grant (its ledger entry
+   * opens at once), or rejected by a `deny` rule. Audited like a click.
+   */
+  decided?: {
+    status: 'approved' | 'rejected';
+    via: 'rule' | 'grant';
+    /** The grant's approver, for `via: grant`. */
+    by?: string;
+    reason: string;
+    grantId?: string;
+  };
 }
 
 export interface CreateApprovalsInput {
@@ -98,11 +117,14 @@ export class ApprovalStore {
         approvers: approversSchema.parse(a.approvers),
         createdAt: input.now,
         expiresAt: a.expiresAt,
-        status: 'pending',
-        decidedBy: null,
-        decidedAt: null,
-        decisionReason: null,
+        status: a.decided?.status ?? 'pending',
+        decidedBy: a.decided?.by ?? null,
+        decidedAt: a.decided ? input.now : null,
+        decisionReason: a.decided?.reason ?? null,
         card: null,
+        ...a.policy,
+        ...(a.decided ? { via: a.decided.via } : {}),
+        ...(a.decided?.grantId ? { grantId: a.decided.grantId } : {}),
       }),
     );
     if (records.length === 0) return [];
@@ -112,13 +134,16 @@ export class ApprovalStore {
       args.push(record.approvalId, fields.length, ...fields);
     }
     const context = { runId: input.runId, fence: input.fence };
+    const pending = records.filter((r) => r.status === 'pending');
     const [reply] = await Promise.all([
       this.ctx.script('createApprovals', [keys.header, keys.lease, keys.approvals], args),
-      this.ctx.redis.zadd(
-        this.ctx.keys.pendingApprovals,
-        'NX',
-        ...records.flatMap((r) => [r.expiresAt, r.approvalId]),
-      ),
+      pending.length > 0
+        ? this.ctx.redis.zadd(
+            this.ctx.keys.pendingApprovals,
+            'NX',
+            ...pending.flatMap((r) => [r.expiresAt, r.approvalId]),
+          )
+        : 0,
     ]);
     const entries = replyArray('createApprovals', reply, context).map((entry) => {
       const [created, ...pairs] = Array.isArray(entry) ? entry : [];
@@ -130,6 +155,8 @@ export class ApprovalStore {
     });
     const existed = entries.filter((e) => !e.created).map((e) => e.record);
     if (existed.length > 0) await this.reindex(existed);
+    const decided = entries.filter((e) => e.created && e.record.status !== 'pending');
+    for (const { record } of decided) await this.audit.appendDecision(record);
     return entries.map((e) => e.record);
   }
 
