@@ -31,11 +31,15 @@ function toolProblem(tool: string, input: RuleCheckInput): string | null {
   if (at > 0) {
     const server = input.mcp?.servers[tool.slice(0, at)];
     if (!server) return `names MCP server ${tool.slice(0, at)}, which mcp.servers does not configure`;
-    const own = Object.hasOwn(server.tools, tool.slice(at + 2)) ? server.tools[tool.slice(at + 2)] : undefined;
-    if ((own?.effect ?? server.effect) === 'read') return 'is made a read tool in mcp.servers: rules do not apply';
+    const own = Object.hasOwn(server.tools, tool.slice(at + 2))
+      ? server.tools[tool.slice(at + 2)]
+      : undefined;
+    if ((own?.effect ?? server.effect) === 'read')
+      return 'is made a read tool in mcp.servers: rules do not apply';
     return null;
   }
-  const custom = input.customNames.length > 0 ? `, custom tools by their name (${input.customNames.join(', ')})` : '';
+  const custom =
+    input.customNames.length > 0 ? `, custom tools by their name (${input.customNames.join(', ')})` : '';
   const builtIn = input.gatedBuiltIns.length > 0 ? input.gatedBuiltIns.join(', ') : 'none enabled';
   return `unknown tool: rules apply to the enabled write and notify tools (built-in: ${builtIn}${custom}, MCP tools as <server>__<tool>); a custom tool needs name: in its custom entry`;
 }

@@ -66,15 +66,15 @@ const operators = z
 
 export type Condition = z.output<typeof operators>;
 
+const isObject = (v: unknown) => v !== null && typeof v === 'object' && !Array.isArray(v);
+
 /** A condition as written: a plain value means `equals`. */
-export const conditionSchema = z.union([scalar.transform((equals): Condition => ({ equals })), operators]);
+export const conditionSchema = z.preprocess((v) => (isObject(v) ? v : { equals: v }), operators);
 
 /** Argument paths: `env`, `params.env`, `targets.0.host`. */
-export const argPath = z
-  .string()
-  .regex(/^[A-Za-z0-9_$-]+(\.[A-Za-z0-9_$-]+)*$/, {
-    error: 'expected an argument name or a dotted path such as params.env',
-  });
+export const argPath = z.string().regex(/^[A-Za-z0-9_$-]+(\.[A-Za-z0-9_$-]+)*$/, {
+  error: 'expected an argument name or a dotted path such as params.env',
+});
 
 /** The value at `path` in `args`, or undefined when any step is missing. Own properties only. */
 export function valueAt(args: unknown, path: string): unknown {

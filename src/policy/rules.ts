@@ -84,7 +84,11 @@ const ruleInput = z.strictObject({
 
 function ruleProblems(rule: z.output<typeof ruleInput>, ctx: z.core.$RefinementCtx): void {
   if (rule.outcome === 'deny' && rule.reason === undefined) {
-    ctx.addIssue({ code: 'custom', path: ['reason'], message: 'required for outcome deny (the model is told it)' });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['reason'],
+      message: 'required for outcome deny (the model is told it)',
+    });
   }
   if (rule.outcome !== 'ask') {
     for (const key of ASK_ONLY) {
@@ -143,7 +147,9 @@ const toolName = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, { error: 'expected a
 /** `rules: { <tool>: [rule, ...] }`. */
 export const rulesSection = z.record(
   toolName,
-  z.array(ruleSchema, { error: 'expected a list of rules' }).max(200, { error: 'expected at most 200 rules' }),
+  z
+    .array(ruleSchema, { error: 'expected a list of rules' })
+    .max(200, { error: 'expected at most 200 rules' }),
 );
 export type RulesSection = z.output<typeof rulesSection>;
 

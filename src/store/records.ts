@@ -193,7 +193,14 @@ function policyHashFields(record: ApprovalRecord): Record<string, string> {
 }
 
 const POLICY_KEYS = Object.keys(policyFields) as Array<keyof typeof policyFields>;
-const STRING_KEYS: ReadonlySet<string> = new Set(['rule', 'via', 'grantId', 'editedBy', 'editOf', 'editedTo']);
+const STRING_KEYS: ReadonlySet<string> = new Set([
+  'rule',
+  'via',
+  'grantId',
+  'editedBy',
+  'editOf',
+  'editedTo',
+]);
 
 function policyFromHash(hash: Record<string, string>): Record<string, unknown> {
   const out: Record<string, unknown> = {};

@@ -4,8 +4,9 @@
  * records are stored exactly like clicked decisions (same record, same ledger entry, audited), so an
  * allowed call runs through the same execution ledger as an approved one.
  */
-import type { GatedCall } from '../loop/types.js';
+
 import { toolSchema } from '../loop/tool-schemas.js';
+import type { GatedCall } from '../loop/types.js';
 import type { AskDecision, GateDecision } from '../policy/gate.js';
 import type { NewApproval } from '../store/approval-store.js';
 import type { RunPolicy, WorkerRuntime } from './runtime.js';

@@ -11,7 +11,7 @@ describe('the loopgate command line', () => {
     const [help, bare] = await Promise.all([cli(['--help']), cli([])]);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^Usage: loopgate <command>/);
-    for (const name of ['runs', 'trace', 'approvals', 'audit', 'check-config', 'mcp']) {
+    for (const name of ['runs', 'trace', 'approvals', 'audit', 'check-config', 'policy', 'mcp']) {
       expect(help.stdout).toMatch(new RegExp(`\\n  ${name}\\s+\\S`));
     }
     expect(bare.code).toBe(2);
@@ -19,7 +19,7 @@ describe('the loopgate command line', () => {
   });
 
   it('gives every command a --help that starts with its usage, without touching Redis', async () => {
-    const names = ['runs', 'trace', 'approvals', 'audit', 'check-config', 'mcp'];
+    const names = ['runs', 'trace', 'approvals', 'audit', 'check-config', 'policy', 'mcp'];
     const results = await Promise.all(
       names.map((n) => cli([n, '--help'], { REDIS_URL: 'redis://127.0.0.1:1' })),
     );
