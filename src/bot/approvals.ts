@@ -41,7 +41,8 @@ async function tellClicker(ctx: BotContext, target: ClickTarget, text: string): 
   );
 }
 
-type Outcome = { recorded: true } | { recorded: false; message: string };
+/** `note`: what the decider is told although their decision counted (a quorum still short). */
+type Outcome = { recorded: true; note?: string } | { recorded: false; message: string };
 
 /**
  * Records `decision` (first decision wins). When this decision won, the run's resume is queued (retried
@@ -75,7 +76,20 @@ async function decide(
     if (unconfirmed) return { recorded: false, message: unconfirmed };
     throw error;
   }
-  if (result.changed) redrawCard(ctx, result.record);
+  if (result.changed || result.vote === 'counted') redrawCard(ctx, result.record);
+  if (result.vote === 'repeated') return { recorded: false, message: repeatedVoteText(result.record) };
+  if (result.vote === 'counted' && !result.won) {
+    ctx.logger.info(
+      {
+        runId: record.runId,
+        approvalId: record.approvalId,
+        decidedBy: decider.user,
+        votes: result.record.votes?.length,
+      },
+      'approval counted towards its quorum',
+    );
+    return { recorded: true, note: votedText(result.record) };
+  }
   if (!result.won) {
     return {
       recorded: false,
@@ -114,15 +128,37 @@ function queueResume(ctx: BotContext, record: ApprovalRecord, decider: Ephemeral
   );
 }
 
+/**
+ * Redraws the card from the record as stored when the update is sent: quorum votes landing together each
+ * redraw, and the freshest record keeps a slower, older redraw from bringing back buttons already gone.
+ */
 function redrawCard(ctx: BotContext, record: ApprovalRecord): void {
   const card = record.card;
   if (!card) return;
   ctx.background.run(
     'update approval card',
-    () => ctx.slack.updateMessage(card.channel, card.ts, approvalCard(approvalViewFromRecord(record))),
+    async () => {
+      const fresh = (await ctx.store.approvals.get(record.approvalId)) ?? record;
+      await ctx.slack.updateMessage(card.channel, card.ts, approvalCard(approvalViewFromRecord(fresh)));
+    },
     { runId: record.runId, approvalId: record.approvalId },
   );
 }
+
+/** `1 of 2 (<@U1>)`: the quorum's progress. */
+function progressText(record: ApprovalRecord): string {
+  const votes = record.votes ?? [];
+  const who = votes.map((v) => userMention(v.by)).join(', ');
+  return `${votes.length} of ${record.quorum ?? 1}${who ? ` (${who})` : ''}`;
+}
+
+const votedText = (record: ApprovalRecord) => {
+  const left = (record.quorum ?? 1) - (record.votes?.length ?? 0);
+  return `Your approval is recorded: ${progressText(record)}. \`${record.tool}\` runs once ${left} more approver${left === 1 ? '' : 's'} approve${left === 1 ? 's' : ''}; nothing has run yet.`;
+};
+
+const repeatedVoteText = (record: ApprovalRecord) =>
+  `You have already approved this (${progressText(record)}). It needs ${record.quorum ?? 1} different approvers; nothing more was changed.`;
 
 const runEndedText = (record: ApprovalRecord) =>
   `Run \`${record.runId}\` has already ended (cancelled, failed or finished), so this \`${record.tool}\` call will not run. Your decision was not recorded.`;
@@ -137,6 +173,7 @@ export async function approveClicked(ctx: BotContext, target: ClickTarget): Prom
   const decider = { channel: check.card.channel, user: target.userId, threadTs: target.threadTs };
   const outcome = await decide(ctx, check.record, 'approved', decider);
   if (!outcome.recorded) return tellClicker(ctx, target, outcome.message);
+  if (outcome.note) return tellClicker(ctx, target, outcome.note);
 }
 
 /**

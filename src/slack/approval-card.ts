@@ -65,6 +65,19 @@ export interface ApprovalView {
   decisionReason?: string | null;
   /** What came of running the call, when the card reports it (a call approved again). Plain text. */
   outcome?: string | null;
+  /** The policy rule that asked for this approval: `rule 2 of run_action (prod restarts)`. */
+  rule?: string;
+  /** Distinct approvals needed (shown when more than 1), and who has approved so far. */
+  quorum?: number;
+  votes?: readonly string[];
+  /** The rule offers "Approve and allow similar calls" (same values of `args`, up to maxMinutes). */
+  grantOffer?: { args: readonly string[]; maxMinutes: number };
+  /** The approval keeps the tool's schema: approvers may edit the arguments. */
+  editable?: boolean;
+  /** An approver edited the model's arguments: `args` are the edited ones. */
+  edited?: { by: string; originalArgs: unknown };
+  /** When escalation added approvers (epoch ms). */
+  escalatedAt?: number;
 }
 
 const EFFECT_SENTENCE: Record<GatedCall['effect'], string> = {
@@ -140,8 +153,11 @@ function decisionText(view: ApprovalView): string {
   switch (view.status) {
     case 'pending':
       return '';
-    case 'approved':
-      return `:white_check_mark: *Approved*${by(view.decidedBy)}${at}.${reasonLine(view.decisionReason)}`;
+    case 'approved': {
+      const votes = view.votes ?? [];
+      const who = votes.length > 1 ? ` by ${votes.map(userMention).join(' and ')}` : by(view.decidedBy);
+      return `:white_check_mark: *Approved*${who}${at}.${reasonLine(view.decisionReason)}`;
+    }
     case 'rejected':
       return `:no_entry_sign: *Rejected*${by(view.decidedBy)}${at}. Nothing was run.${reasonLine(view.decisionReason)}`;
     case 'expired':
@@ -167,6 +183,13 @@ function decisionText(view: ApprovalView): string {
         'not be safe to repeat. Retry runs it once more with the same arguments.'
       );
   }
+}
+
+/** `*Approvals:* 1 of 2: <@U1> · needs 2 different approvers`. */
+function quorumText(view: ApprovalView): string {
+  const votes = view.votes ?? [];
+  const who = votes.length > 0 ? `: ${votes.map(userMention).join(', ')}` : '';
+  return `*Approvals:* ${votes.length} of ${view.quorum}${who} · needs ${view.quorum} different approvers; it runs once the last one approves`;
 }
 
 function buttonsFor(view: ApprovalView, shortened: boolean): Button[] {
@@ -257,10 +280,12 @@ export function approvalCard(view: ApprovalView): SlackMessage {
   blocks.push(
     context(
       view.status === 'pending'
-        ? `${asked} · Can decide: ${approversText(view)} · Expires ${slackDate(view.expiresAt)}`
+        ? `${asked} · Can decide: ${approversText(view)}${view.escalatedAt ? ' (escalated)' : ''} · Expires ${slackDate(view.expiresAt)}`
         : asked,
     ),
   );
+  if (view.rule) blocks.push(context(`Policy: ${escapeAndTruncate(view.rule, 300)}`));
+  if (view.status === 'pending' && (view.quorum ?? 1) > 1) blocks.push(section(quorumText(view)));
   if (view.status !== 'pending') blocks.push(section(decisionText(view)));
   if (view.outcome) blocks.push(labelled('Result', view.outcome));
   blocks.push(actions(`loopgate_approval`, buttonsFor(view, shortened)));

@@ -76,6 +76,11 @@ export interface DecideResult {
   changed: boolean;
   /** This call's decision is the one recorded. */
   won: boolean;
+  /**
+   * For an approval that needs a quorum: `counted` when this approval was counted (`won` says whether it
+   * completed the quorum), `repeated` when this person had approved already (nothing changed).
+   */
+  vote: 'counted' | 'repeated' | null;
 }
 
 /**
@@ -186,11 +191,12 @@ export class ApprovalStore {
     const { reply, confirmed, replicas } = byPerson
       ? await scriptWithWait(this.ctx, 'decideApproval', keys, args)
       : { reply: await this.ctx.script('decideApproval', keys, args), confirmed: true, replicas: 0 };
-    const [changed, won, ...pairs] = replyArray('decideApproval', reply, { approvalId });
+    const [changed, won, voted, ...pairs] = replyArray('decideApproval', reply, { approvalId });
     const record = decode(`approval ${approvalId}`, { approvalId }, () =>
       approvalFromHash(hashFromPairs(pairs)),
     );
-    if (won === 1 && !confirmed) {
+    const vote = voted === 1 ? 'counted' : voted === 2 ? 'repeated' : null;
+    if ((won === 1 || vote === 'counted') && !confirmed) {
       const withdrawn = await this.ctx.script('withdrawDecision', keys.slice(0, 2), [nonce]);
       if (withdrawn === 1) throw this.unconfirmed(approvalId, replicas);
     }
@@ -199,8 +205,14 @@ export class ApprovalStore {
         this.ctx.redis.zrem(this.ctx.keys.pendingApprovals, approvalId),
         this.audit.appendDecision(record, input.permalink),
       ]);
+    } else if (vote === 'counted') {
+      await this.audit.appendEvent(
+        record,
+        { event: 'vote', decider: input.decidedBy ?? '', at: input.now },
+        input.permalink,
+      );
     }
-    return { record, changed: changed === 1, won: won === 1 };
+    return { record, changed: changed === 1, won: won === 1, vote };
   }
 
   /**

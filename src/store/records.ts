@@ -39,7 +39,12 @@ export const approversSchema = z.strictObject({ users: z.array(z.string()), grou
 export type Approvers = z.infer<typeof approversSchema>;
 
 /** A person's approval counted towards a quorum. */
-export const voteSchema = z.strictObject({ by: z.string(), at: z.number() });
+export const voteSchema = z.strictObject({
+  by: z.string(),
+  at: z.number(),
+  /** The decideApproval call that counted it (a resend is recognised, an unconfirmed one withdrawn). */
+  nonce: z.string().optional(),
+});
 export type Vote = z.infer<typeof voteSchema>;
 
 /**
