@@ -34,6 +34,7 @@ import { AckAfterProcessingReceiver } from './ack-after-processing.js';
 import {
   approveClicked,
   decisionNotRecordedText,
+  queueResume,
   reapproveClicked,
   rejectClicked,
   rejectSubmitted,
@@ -45,6 +46,7 @@ import { boltLevelOf, boltLogger } from './bolt-logger.js';
 import { loopgateCommand, SLASH_COMMAND } from './commands.js';
 import type { BotContext } from './context.js';
 import { detailsClicked, fullTextClicked } from './details.js';
+import { editClicked, editSubmitted } from './edit.js';
 import { messageReceived, NotQueuedError } from './events.js';
 import { livenessRoute } from './health.js';
 import { homeOpened } from './home.js';
@@ -278,6 +280,19 @@ function registerListeners(app: App, ctx: BotContext, queueDeadlineMs?: number):
   app.action(ACTION_IDS.approve, onClick('approve click', toldWhenNotRecorded(approveClicked)));
   app.action(ACTION_IDS.reject, onClick('reject click', toldWhenNotRecorded(rejectClicked)));
   app.action(ACTION_IDS.reapprove, onClick('approve-again click', toldWhenNotRecorded(reapproveClicked)));
+  app.action(
+    ACTION_IDS.edit,
+    onClick('edit click', (c, target) =>
+      editClicked(c, target, (text) =>
+        target.channelId
+          ? c.slack.ephemeral(
+              { channel: target.channelId, user: target.userId, threadTs: target.threadTs },
+              text,
+            )
+          : Promise.resolve(),
+      ),
+    ),
+  );
   app.action(ACTION_IDS.details, onClick('details click', detailsClicked));
   app.action(ACTION_IDS.fullText, onClick('full text click', fullTextClicked));
 
@@ -291,6 +306,19 @@ function registerListeners(app: App, ctx: BotContext, queueDeadlineMs?: number):
     );
     if (problem === null) await ack();
     else await ack({ response_action: 'update', view: noticeModal('Reject', problem) });
+  });
+
+  app.view(CALLBACK_IDS.edit, async ({ ack, body }) => {
+    const submission = viewSubmissionSchema.parse(body);
+    const answer = await editSubmitted(ctx, submission.user.id, submission.view, (record, decider) =>
+      queueResume(ctx, record, decider),
+    ).catch((error: unknown) => {
+      ctx.logger.error({ err: error, user: submission.user.id }, 'edit not recorded');
+      return { notice: decisionNotRecordedText(error) };
+    });
+    if (answer === null) await ack();
+    else if ('errors' in answer) await ack({ response_action: 'errors', errors: answer.errors });
+    else await ack({ response_action: 'update', view: noticeModal('Edit', answer.notice) });
   });
 
   app.command(SLASH_COMMAND, async ({ ack, body }) => {

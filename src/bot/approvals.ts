@@ -106,7 +106,8 @@ async function decide(
   return { recorded: true };
 }
 
-function queueResume(ctx: BotContext, record: ApprovalRecord, decider: EphemeralTarget): void {
+/** Queues the run's resume job for a decided approval (retried while Redis fails; the decider told if never). */
+export function queueResume(ctx: BotContext, record: ApprovalRecord, decider: EphemeralTarget): void {
   const fields = { runId: record.runId, approvalId: record.approvalId };
   const job = { name: 'resume', data: { v: 1, runId: record.runId, approvalId: record.approvalId } } as const;
   ctx.background.run(

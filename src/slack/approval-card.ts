@@ -4,6 +4,7 @@
  * outcome) the same builder renders the card without decision buttons, to replace it in place.
  */
 import type { GatedCall } from '../loop/types.js';
+import { argsDiff } from './args-diff.js';
 import { renderArguments } from './arguments-text.js';
 import {
   actions,
@@ -185,6 +186,19 @@ function decisionText(view: ApprovalView): string {
   }
 }
 
+/** Who edited the arguments and what changed against the model's original, one line per path. */
+function editedText(edited: NonNullable<ApprovalView['edited']>, args: unknown): string {
+  const lines = argsDiff(edited.originalArgs, args).map(
+    (d) =>
+      `• \`${escapeAndTruncate(d.path, 100)}\`: ${escapeAndTruncate(d.before, 300)} → ${escapeAndTruncate(d.after, 300)}`,
+  );
+  return truncate(
+    `:pencil2: *Edited by ${userMention(edited.by)}*: changes against the model's original:\n${lines.join('\n') || '(none)'}`,
+    SLACK_LIMITS.sectionText,
+    '…',
+  );
+}
+
 /** `*Approvals:* 1 of 2: <@U1> · needs 2 different approvers`. */
 function quorumText(view: ApprovalView): string {
   const votes = view.votes ?? [];
@@ -204,6 +218,9 @@ function buttonsFor(view: ApprovalView, shortened: boolean): Button[] {
       return [
         button({ actionId: ACTION_IDS.approve, text: 'Approve', value: view.approvalId, style: 'primary' }),
         button({ actionId: ACTION_IDS.reject, text: 'Reject', value: view.approvalId, style: 'danger' }),
+        ...(view.editable
+          ? [button({ actionId: ACTION_IDS.edit, text: 'Edit', value: view.approvalId })]
+          : []),
         ...details,
       ];
     case 'outcome_unknown':
@@ -267,7 +284,8 @@ export function approvalCard(view: ApprovalView): SlackMessage {
     args.truncated ||
     (view.preview != null && !fitsLabelled(showInvisible(view.preview))) ||
     (view.reason != null && showInvisible(view.reason).length > REASON_CHARS);
-  blocks.push(section(`*Arguments*\n${args.text}`));
+  blocks.push(section(`*Arguments*${view.edited ? ' (as edited)' : ''}\n${args.text}`));
+  if (view.edited) blocks.push(section(editedText(view.edited, view.args)));
   if (shortened) {
     blocks.push(
       context(`_Shortened here; every character of it is under *${FULL_TEXT_BUTTON}* below this card._`),

@@ -261,6 +261,89 @@ export class ApprovalStore {
   }
 
   /**
+   * An approver edited a pending call's arguments: stores `next` (built by the caller: the edited
+   * arguments and hash, the policy's ask for them, votes, or already approved) as the approval's next
+   * round, and marks the edited round `superseded` (it points at the new one; the card stays). The first
+   * edit wins. Throws `not_found`, `not_pending`, `edited_already`, `expired`, `run_ended`. With
+   * `waitReplicas` > 0 the edit counts only once that many replicas have it, like `decide`: else it is
+   * undone and `durability_unconfirmed` is thrown. Audited as an edit (both hashes), then, for a round
+   * approved or voted on as it was made, as that decision or vote.
+   */
+  async edit(input: {
+    approvalId: string;
+    editedBy: string;
+    now: number;
+    next: ApprovalRecord;
+    permalink?: string;
+  }): Promise<ApprovalRecord> {
+    const { approvalId, next } = input;
+    if (next.approvalId !== nextRoundOf(approvalId)) throw new TypeError('the edit must be the next round');
+    const runKeys = this.ctx.keys.run(runIdOf(approvalId));
+    const keys = [
+      this.ctx.keys.approval(approvalId),
+      this.ctx.keys.approval(next.approvalId),
+      this.ctx.keys.ledger(next.approvalId),
+      runKeys.header,
+      runKeys.approvals,
+    ];
+    const nonce = randomUUID();
+    const fields = approvalToHash(next);
+    const reason = `edited by <@${input.editedBy}>`;
+    const { reply, confirmed, replicas } = await scriptWithWait(this.ctx, 'editApproval', keys, [
+      input.editedBy,
+      input.now,
+      nonce,
+      next.approvalId,
+      reason,
+      fields.length,
+      ...fields,
+    ]);
+    const [, ...pairs] = replyArray('editApproval', reply, { approvalId });
+    const record = decode(`approval ${next.approvalId}`, { approvalId: next.approvalId }, () =>
+      approvalFromHash(hashFromPairs(pairs)),
+    );
+    if (!confirmed) {
+      const withdrawn = await this.ctx.script(
+        'withdrawEdit',
+        [keys[0] as string, keys[1] as string, keys[2] as string, runKeys.approvals],
+        [nonce, next.approvalId],
+      );
+      if (withdrawn === 1) throw this.unconfirmed(approvalId, replicas);
+    }
+    const index = this.ctx.keys.pendingApprovals;
+    await Promise.all([
+      this.ctx.redis.zrem(index, approvalId),
+      record.status === 'pending' ? this.ctx.redis.zadd(index, record.expiresAt, record.approvalId) : 0,
+    ]);
+    const old = await this.get(approvalId);
+    if (old) {
+      await this.audit.appendEvent(
+        old,
+        { event: 'edit', decider: input.editedBy, editedArgsHash: record.argsHash, at: input.now },
+        input.permalink,
+      );
+    }
+    if (record.status !== 'pending') await this.audit.appendDecision(record, input.permalink);
+    else if ((record.votes ?? []).length > 0) {
+      await this.audit.appendEvent(
+        record,
+        { event: 'vote', decider: input.editedBy, at: input.now },
+        input.permalink,
+      );
+    }
+    return record;
+  }
+
+  /** The latest round of an approval: itself, or the round its edits led to. */
+  async latest(approvalId: string): Promise<ApprovalRecord | null> {
+    let record = await this.get(approvalId);
+    for (let hops = 0; record?.editedTo && hops < 100; hops++) {
+      record = await this.get(record.editedTo);
+    }
+    return record;
+  }
+
+  /**
    * Cancels every pending approval of a run (the run was cancelled); decided ones keep their decision.
    * Returns the cancelled records.
    */
