@@ -46,7 +46,7 @@ function record(
 function refused(call: GatedCall, d: Decision): Resolution {
   const texts: Record<Exclude<Decision['kind'], 'approved'>, string> = {
     rejected: `Not executed: ${call.tool} was rejected${by(d)}${because(d)}. Do not retry it unless the user asks you to.`,
-    expired: `Not executed: nobody decided on ${call.tool} before its approval expired. Do not retry it unless the user asks you to.`,
+    expired: `Not executed: nobody approved or rejected ${call.tool} before its approval expired, so it did not run and it will not run later. Tell the user plainly that it did not happen and that nobody decided; do not say it will happen later. Do not retry it unless the user asks you to.`,
     cancelled: `Not executed: the run was cancelled${by(d)} before ${call.tool} was decided.`,
     outcome_unknown: `Outcome unknown: ${call.tool} was approved and started, but the worker stopped before recording its result. It may or may not have taken effect; it was not run again. Tell the user to check.`,
   };

@@ -334,6 +334,50 @@ export class ApprovalStore {
     return record;
   }
 
+  /**
+   * Adds the escalation approvers of a still-pending approval (once). Returns the record and whether this
+   * call escalated it; audited as an escalation when it did.
+   */
+  async escalate(
+    approvalId: string,
+    now: number,
+  ): Promise<{ record: ApprovalRecord; changed: boolean } | null> {
+    const current = await this.get(approvalId);
+    if (!current?.escalation) return null;
+    const merged = {
+      users: [...new Set([...current.approvers.users, ...current.escalation.to.users])],
+      groups: [...new Set([...current.approvers.groups, ...current.escalation.to.groups])],
+    };
+    const reply = await this.ctx.script(
+      'escalateApproval',
+      [this.ctx.keys.approval(approvalId)],
+      [JSON.stringify(merged), now],
+    );
+    const [changed, ...pairs] = replyArray('escalateApproval', reply, { approvalId });
+    const record = decode(`approval ${approvalId}`, { approvalId }, () =>
+      approvalFromHash(hashFromPairs(pairs)),
+    );
+    if (changed === 1) {
+      const added = [...current.escalation.to.users, ...current.escalation.to.groups].join(',');
+      await this.audit.appendEvent(record, { event: 'escalation', note: `added ${added}`, at: now });
+    }
+    return { record, changed: changed === 1 };
+  }
+
+  /**
+   * Marks that the reminder at `percent` was sent; false when it was already (a redelivered timer). Marked
+   * before it is sent: a crash in between loses that reminder rather than sending it twice.
+   */
+  async markReminded(record: ApprovalRecord, percent: number, note: string, now: number): Promise<boolean> {
+    const first = await this.ctx.redis.hsetnx(
+      this.ctx.keys.approval(record.approvalId),
+      `reminded${percent}`,
+      now,
+    );
+    if (first === 1) await this.audit.appendEvent(record, { event: 'reminder', note, at: now });
+    return first === 1;
+  }
+
   /** The latest round of an approval: itself, or the round its edits led to. */
   async latest(approvalId: string): Promise<ApprovalRecord | null> {
     let record = await this.get(approvalId);

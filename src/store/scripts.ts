@@ -28,6 +28,7 @@ const SCRIPT_KEYS = {
   withdrawReapproval: 3,
   editApproval: 5,
   withdrawEdit: 4,
+  escalateApproval: 1,
 } as const;
 
 export type ScriptName = keyof typeof SCRIPT_KEYS;

@@ -125,3 +125,59 @@ describe('policy rules in the worker', () => {
     expect(h.executed.filter((e) => e.tool === 'restart')).toEqual([]);
   });
 });
+
+describe('reminders, escalation and expiry', () => {
+  it('reminds the thread, then escalates, then expires; the model is told nothing ran and may not promise it', async () => {
+    const model = scriptedModel([
+      { calls: [call('restart', { service: 'payments' })] },
+      { text: 'The restart will run once someone approves it.' },
+      { text: 'Nobody approved the restart in time, so it did not happen.' },
+    ]);
+    h = await createHarness({
+      model,
+      gate: () => ({
+        kind: 'ask',
+        rule: { index: 0, label: 'rule 1 of restart' },
+        approvers: { users: ['UMGR'], groups: [] },
+        quorum: 1,
+        selfApproval: false,
+        expiresAfterMs: 2_400,
+        remindAtPercent: [25],
+        escalation: { to: { users: ['ULEAD'], groups: ['S0ONCALL'] }, afterMs: 1_200 },
+        grant: null,
+      }),
+    });
+    h.startWorker();
+    const runId = await h.enqueueStart(h.startJob('restart payments'));
+    const run = await h.waitForStatus(runId, 'completed', 20_000);
+
+    const notes = h.notifier.of('note').map((n) => n.text);
+    expect(notes).toEqual([
+      expect.stringMatching(
+        /^:alarm_clock: Reminder: `restart` is still waiting for a decision\. <@UMGR>: please approve or reject it/,
+      ),
+      expect.stringMatching(
+        /^:arrow_double_up: Escalated: nobody has decided on `restart` yet\. <@ULEAD>, <!subteam\^S0ONCALL>: you may now approve or reject it too/,
+      ),
+    ]);
+    const updates = h.notifier.of('update_card').map((u) => u.view);
+    expect(updates.map((v) => v.status)).toEqual(['pending', 'expired']);
+    expect(updates[0]?.approvers).toEqual({ users: ['UMGR', 'ULEAD'], groups: ['S0ONCALL'] });
+
+    const result = run.state.messages.filter((m) => m.role === 'tool').map((m) => JSON.parse(m.content))[0];
+    expect(result).toMatchObject({ ok: false, error: { code: 'expired' } });
+    expect(result.error.message).toContain('it did not run and it will not run later');
+    // The first answer promised the restart; it went back to the model, and the honest one was posted.
+    expect(model.requests).toHaveLength(3);
+    expect(JSON.stringify(model.requests[2]?.messages.at(-1))).toContain('will not run');
+    expect(run.state.answer).toEqual(['Nobody approved the restart in time, so it did not happen.']);
+    expect(h.executed.filter((e) => e.tool === 'restart')).toEqual([]);
+
+    const events = (await h.store.audit.recent(10)).map((a) => [a.entry.event, a.entry.decision]).reverse();
+    expect(events).toEqual([
+      ['reminder', ''],
+      ['escalation', ''],
+      ['decision', 'expired'],
+    ]);
+  });
+});
