@@ -15,6 +15,11 @@ export interface ApprovalClick {
   /** Channel and ts of the message the click came from. */
   channelId: string | undefined;
   messageTs: string | undefined;
+  /**
+   * The click came from the clicker's App Home, which lists the approvals they may decide with the
+   * cards' buttons: there is no card message to match; every other check is the same.
+   */
+  fromHome?: boolean;
 }
 
 /** A card's place in Slack. */
@@ -54,7 +59,7 @@ export async function checkCardClick(
   if (!card) {
     return refuse('This approval card is still being set up. Nothing was changed; try again in a moment.');
   }
-  if (card.channel !== click.channelId || card.ts !== click.messageTs) {
+  if (!click.fromHome && (card.channel !== click.channelId || card.ts !== click.messageTs)) {
     return refuse(
       'This button does not belong to the approval card it was clicked on, so it was ignored. Nothing was changed.',
     );

@@ -15,22 +15,31 @@ import { parseRejectReasonSubmission, rejectReasonModal } from '../slack/reject-
 import { type ApprovalDecision, type ApprovalRecord, type DecideResult, StoreError } from '../store/index.js';
 import { type ApprovalClick, checkApprovalClick, checkCardClick, closedText } from './approval-checks.js';
 import type { BotContext } from './context.js';
+import { homeOpened } from './home.js';
 import { withRetries } from './retry.js';
 import type { EphemeralTarget } from './slack-calls.js';
 import type { ClickTarget } from './slack-payloads.js';
 import { unconfirmedDecisionText } from './unconfirmed-decision.js';
 
-function approvalClick(target: ClickTarget): ApprovalClick {
+export function approvalClick(target: ClickTarget): ApprovalClick {
   return {
     approvalId: target.value,
     userId: target.userId,
     channelId: target.channelId,
     messageTs: target.messageTs,
+    fromHome: target.fromHome,
   };
 }
 
-/** An ephemeral note to the clicker next to the card; clicks outside a conversation are only logged. */
-async function tellClicker(ctx: BotContext, target: ClickTarget, text: string): Promise<void> {
+/**
+ * An ephemeral note to the clicker next to the card. A click in App Home publishes the home again, the
+ * note at its top (and the list as it is now); other clicks outside a conversation are only logged.
+ */
+export async function tellClicker(ctx: BotContext, target: ClickTarget, text: string): Promise<void> {
+  if (target.fromHome && target.teamId) {
+    await homeOpened(ctx, target.teamId, target.userId, text);
+    return;
+  }
   if (!target.channelId) {
     ctx.logger.warn({ user: target.userId, note: text }, 'click outside a conversation: nowhere to answer');
     return;
@@ -42,14 +51,14 @@ async function tellClicker(ctx: BotContext, target: ClickTarget, text: string): 
 }
 
 /** `note`: what the decider is told although their decision counted (a quorum still short). */
-type Outcome = { recorded: true; note?: string } | { recorded: false; message: string };
+export type Outcome = { recorded: true; note?: string } | { recorded: false; message: string };
 
 /**
  * Records `decision` (first decision wins). When this decision won, the run's resume is queued (retried
  * while Redis fails; the decider is told if it never goes through). The card is redrawn whenever the
  * record changed (also when the click came too late and expired the approval).
  */
-async function decide(
+export async function decide(
   ctx: BotContext,
   record: ApprovalRecord,
   decision: Extract<ApprovalDecision, 'approved' | 'rejected'>,
@@ -175,6 +184,7 @@ export async function approveClicked(ctx: BotContext, target: ClickTarget): Prom
   const outcome = await decide(ctx, check.record, 'approved', decider);
   if (!outcome.recorded) return tellClicker(ctx, target, outcome.message);
   if (outcome.note) return tellClicker(ctx, target, outcome.note);
+  if (target.fromHome) return tellClicker(ctx, target, `Approved \`${check.record.tool}\`.`);
 }
 
 /**

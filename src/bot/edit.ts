@@ -20,6 +20,7 @@ import { approvalViewFromRecord } from '../slack/approval-view.js';
 import { blockOfPath, editModal, parseEditSubmission } from '../slack/edit-modal.js';
 import { type ApprovalRecord, nextRoundOf, StoreError } from '../store/index.js';
 import { type ApprovalClick, checkApprovalClick } from './approval-checks.js';
+import { approvalClick } from './approvals.js';
 import { approversText, mayDecide } from './approvers.js';
 import type { BotContext } from './context.js';
 import type { ClickTarget } from './slack-payloads.js';
@@ -36,12 +37,7 @@ export async function editClicked(
   target: ClickTarget,
   tell: (text: string) => Promise<void>,
 ): Promise<void> {
-  const click: ApprovalClick = {
-    approvalId: target.value,
-    userId: target.userId,
-    channelId: target.channelId,
-    messageTs: target.messageTs,
-  };
+  const click: ApprovalClick = approvalClick(target);
   const check = await checkApprovalClick(ctx, click, 'approve');
   if (!check.ok) return tell(check.message.replace('You may not approve', 'You may not edit'));
   const { record, card } = check;

@@ -217,6 +217,15 @@ function buttonsFor(view: ApprovalView, shortened: boolean): Button[] {
     case 'pending':
       return [
         button({ actionId: ACTION_IDS.approve, text: 'Approve', value: view.approvalId, style: 'primary' }),
+        ...(view.grantOffer && (view.quorum ?? 1) <= 1
+          ? [
+              button({
+                actionId: ACTION_IDS.approveGrant,
+                text: 'Approve and allow similar…',
+                value: view.approvalId,
+              }),
+            ]
+          : []),
         button({ actionId: ACTION_IDS.reject, text: 'Reject', value: view.approvalId, style: 'danger' }),
         ...(view.editable
           ? [button({ actionId: ACTION_IDS.edit, text: 'Edit', value: view.approvalId })]

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Grant } from '../policy/grants.js';
 import type { StoreContext } from './context.js';
 import { decode } from './decode.js';
 import { type ApprovalRecord, approvalStatusSchema, hashFromPairs } from './records.js';
@@ -119,6 +120,37 @@ export class AuditLog {
       note: extra.note ?? '',
       grantId: extra.grantId ?? base.grantId,
       editedArgsHash: extra.editedArgsHash ?? '',
+    });
+  }
+
+  /** Appends a grant's creation or revocation (`decider`: who granted or revoked it). */
+  async appendGrant(
+    grant: Grant,
+    event: 'grant' | 'grant_revoked',
+    decider: string,
+    at: number,
+  ): Promise<string> {
+    const values = Object.entries(grant.values)
+      .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+      .join(', ');
+    return this.append({
+      ...auditEntrySchema.parse({
+        approvalId: grant.approvalId,
+        runId: grant.runId,
+        tool: grant.tool,
+        argsHash: '',
+        requester: '',
+        decider,
+        decision: '',
+        reason: '',
+        requestedAt: grant.grantedAt,
+        decidedAt: at,
+        permalink: '',
+      }),
+      event,
+      rule: grant.rule,
+      grantId: grant.grantId,
+      note: `${values} in ${grant.scope} ${grant.scope === 'run' ? grant.runId : `${grant.channelId}/${grant.threadTs}`} until ${new Date(grant.expiresAt).toISOString()}`,
     });
   }
 

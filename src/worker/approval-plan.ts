@@ -8,6 +8,8 @@
 import { toolSchema } from '../loop/tool-schemas.js';
 import type { GatedCall } from '../loop/types.js';
 import type { AskDecision, GateDecision } from '../policy/gate.js';
+import { coveringGrant } from '../policy/grants.js';
+import type { RunSlackContext } from '../slack/notifier-port.js';
 import type { NewApproval } from '../store/approval-store.js';
 import type { RunPolicy, WorkerRuntime } from './runtime.js';
 
@@ -103,4 +105,29 @@ export function planApproval(
       };
     }
   }
+}
+
+/**
+ * The grant of the call's thread that covers it (same tool, same rule, same values of the rule's grant
+ * arguments, in force, and in this run when so scoped), for asks whose rule offers grants.
+ */
+export async function grantFor(
+  rt: WorkerRuntime,
+  ctx: RunSlackContext,
+  runId: string,
+  call: GatedCall,
+  decision: GateDecision,
+  now: number,
+): Promise<{ grantId: string; by: string; until: number } | undefined> {
+  if (decision.kind !== 'ask' || !decision.grant || !decision.rule || !ctx.teamId) return undefined;
+  const thread = { teamId: ctx.teamId, channelId: ctx.channelId, threadTs: ctx.threadTs };
+  const grants = await rt.store.grants.inThread(thread, now);
+  const grant = coveringGrant(grants, {
+    tool: call.tool,
+    rule: decision.rule.label,
+    args: call.args,
+    runId,
+    now,
+  });
+  return grant ? { grantId: grant.grantId, by: grant.grantedBy, until: grant.expiresAt } : undefined;
 }

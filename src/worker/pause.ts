@@ -3,7 +3,7 @@ import { addRunJob } from '../queue/runs-queue.js';
 import { approvalViewFromRecord } from '../slack/approval-view.js';
 import type { RunSlackContext } from '../slack/notifier-port.js';
 import { approvalIdFor } from '../store/ids.js';
-import { gateOf, planApproval } from './approval-plan.js';
+import { gateOf, grantFor, planApproval } from './approval-plan.js';
 import { addTimers } from './approval-timers.js';
 import type { WorkerRuntime } from './runtime.js';
 
@@ -27,7 +27,7 @@ export async function postPause(
   const approvals = await Promise.all(
     pending.map(async (call) => {
       const decision = gateOf(rt.policy, call);
-      return planApproval(rt, call, decision, now);
+      return planApproval(rt, call, decision, now, await grantFor(rt, ctx, state.runId, call, decision, now));
     }),
   );
   const records = await rt.store.approvals.createApprovals({
