@@ -11,7 +11,8 @@ import { argsHash } from '../loop/hash.js';
 /** Longest edited arguments taken, as JSON: what a card can show in full elsewhere (see shown-arguments). */
 export const MAX_EDITED_JSON = 20_000;
 
-const options = { strict: false, allErrors: true, useDefaults: true } as const;
+// Formats are the tool's own business (its schema checks them again in the worker); ajv would only warn.
+const options = { strict: false, allErrors: true, useDefaults: true, validateFormats: false } as const;
 const draft7 = new Ajv(options);
 const draft2020 = new Ajv2020(options);
 const compiled = new Map<string, ValidateFunction>();
