@@ -77,9 +77,9 @@ export const argPath = z.string().regex(/^[A-Za-z0-9_$-]+(\.[A-Za-z0-9_$-]+)*$/,
 });
 
 /** The value at `path` in `args`, or undefined when any step is missing. Own properties only. */
-export function valueAt(args: unknown, path: string): unknown {
+export function valueAt(args: unknown, path: string | readonly string[]): unknown {
   let node: unknown = args;
-  for (const part of path.split('.')) {
+  for (const part of typeof path === 'string' ? path.split('.') : path) {
     if (Array.isArray(node)) {
       if (!/^\d+$/.test(part)) return undefined;
       node = node[Number(part)];
@@ -119,6 +119,28 @@ export function globMatch(pattern: string, text: string): boolean {
   }
   while (pattern[p] === '*') p++;
   return p === pattern.length;
+}
+
+/**
+ * Whether `value` satisfies `condition`: the matcher's hot path (no strings built). `conditionMiss` says
+ * why not, for people; the two agree (tested).
+ */
+export function conditionHolds(c: Condition, value: unknown): boolean {
+  if (c.present !== undefined && c.present !== (value !== undefined)) return false;
+  if (c.equals !== undefined || Object.hasOwn(c, 'equals')) {
+    if (value !== c.equals) return false;
+  }
+  if (c.oneOf && !c.oneOf.includes(value as Scalar)) return false;
+  if (c.glob !== undefined && (typeof value !== 'string' || !globMatch(c.glob, value))) return false;
+  if (c.regex && (typeof value !== 'string' || !c.regex.test(value))) return false;
+  if (c.lt !== undefined || c.lte !== undefined || c.gt !== undefined || c.gte !== undefined) {
+    if (typeof value !== 'number') return false;
+    if (c.lt !== undefined && !(value < c.lt)) return false;
+    if (c.lte !== undefined && !(value <= c.lte)) return false;
+    if (c.gt !== undefined && !(value > c.gt)) return false;
+    if (c.gte !== undefined && !(value >= c.gte)) return false;
+  }
+  return true;
 }
 
 const shown = (value: unknown): string =>

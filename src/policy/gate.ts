@@ -7,7 +7,7 @@
  */
 import type { Policy } from '../config/policy.js';
 import { type Approvers, approversFor } from '../config/policy-limits.js';
-import { conditionMiss, valueAt } from './conditions.js';
+import { conditionHolds, conditionMiss, valueAt } from './conditions.js';
 import type { GrantSpec, Rule } from './rules.js';
 
 /** The rule that decided, as people read it. */
@@ -49,8 +49,8 @@ const ruleRef = (tool: string, index: number, rule: Rule): RuleRef => ({
 
 /** Whether every condition of `rule` holds for `args`. */
 export function ruleMatches(rule: Rule, args: unknown): boolean {
-  for (const { path, condition } of rule.conditions) {
-    if (conditionMiss(condition, valueAt(args, path)) !== null) return false;
+  for (const { parts, condition } of rule.conditions) {
+    if (!conditionHolds(condition, valueAt(args, parts))) return false;
   }
   return true;
 }

@@ -132,12 +132,18 @@ function ruleProblems(rule: z.output<typeof ruleInput>, ctx: z.core.$RefinementC
 
 export interface RuleCondition {
   path: string;
+  /** `path` split at its dots, once. */
+  parts: readonly string[];
   condition: Condition;
 }
 
 const ruleSchema = ruleInput.superRefine(ruleProblems).transform((rule) => {
   const { when, ...rest } = rule;
-  const conditions: RuleCondition[] = Object.entries(when).map(([path, condition]) => ({ path, condition }));
+  const conditions: RuleCondition[] = Object.entries(when).map(([path, condition]) => ({
+    path,
+    parts: path.split('.'),
+    condition,
+  }));
   return { ...rest, conditions };
 });
 export type Rule = z.output<typeof ruleSchema>;

@@ -162,6 +162,9 @@ describe('Edit', () => {
       editedBy: MANAGER,
       editOf: pending.approvalId,
       card: { channel: CHANNEL, ts: pending.cardTs },
+      // The edit keeps the approval's expiry; the tool's preview described the model's arguments.
+      expiresAt: pending.record.expiresAt,
+      preview: null,
     });
     expect(await fx.store.approvals.get(pending.approvalId)).toMatchObject({
       status: 'superseded',
