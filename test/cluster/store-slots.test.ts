@@ -120,9 +120,11 @@ async function everyOperation(runId: string): Promise<void> {
       original: { args: third.args, argsHash: third.argsHash },
       editedBy: 'U0M',
       editOf: third.approvalId,
+      escalation: { to: { users: ['U0LEAD'], groups: [] }, afterMs: 1 },
     },
   });
   expect(edited.status).toBe('pending');
+  expect((await store.approvals.escalate(edited.approvalId, T0 + 6))?.changed).toBe(true);
   expect(await store.approvals.cancelPending(runId, 'U0ALICE', 'cancelled', T0 + 7)).toHaveLength(1);
   expect(await store.approvals.listForRun(runId)).toHaveLength(5);
   const ended: RunState = { ...advance(state, 1), status: 'cancelled', stopReason: 'cancelled', turn: null };
