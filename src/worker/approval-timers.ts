@@ -37,7 +37,7 @@ function waitingOn(record: ApprovalRecord): string {
 /** The still-pending latest round of an approval, with its run's thread; null when there is nothing to do. */
 async function pendingRound(rt: WorkerRuntime, approvalId: string, runId: string) {
   const record = await rt.store.approvals.latest(approvalId);
-  if (!record || record.status !== 'pending' || rt.clock.now() >= record.expiresAt) return null;
+  if (record?.status !== 'pending' || rt.clock.now() >= record.expiresAt) return null;
   const run = await rt.store.runs.loadRun(runId);
   return run ? { record, ctx: slackContextOf(run) } : null;
 }

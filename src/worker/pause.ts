@@ -1,5 +1,4 @@
 import type { ActionRecord, RunState } from '../loop/types.js';
-import { addRunJob } from '../queue/runs-queue.js';
 import { approvalViewFromRecord } from '../slack/approval-view.js';
 import type { RunSlackContext } from '../slack/notifier-port.js';
 import { approvalIdFor } from '../store/ids.js';
