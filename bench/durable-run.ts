@@ -387,16 +387,40 @@ async function bytesPerRun(b: Bench, read: AnyTool, label: string): Promise<void
   await dropRun(b.store, state.runId);
 }
 
-/** Decision recorded -> the approved tool's execute() starts, through a real idle BullMQ worker. */
-async function decisionLatency(b: Bench): Promise<void> {
+/**
+ * Decision recorded -> the approved tool's execute() starts, through a real idle BullMQ worker. With
+ * `quorum` 2 (a policy rule asking two approvers), the first approval is counted beforehand and the clock
+ * starts at the second, the one that completes the quorum in decideApproval's compare-and-set.
+ */
+async function decisionLatency(b: Bench, quorum = 1): Promise<void> {
   let onCard: (approvalId: string) => void = () => {};
   let onExecute: (at: number) => void = () => {};
-  const rt = runtime(
+  const base = runtime(
     b,
     writeThenAnswer,
     [restartTool(() => onExecute(performance.now()))],
     quietNotifier((id) => onCard(id)),
   );
+  const rt: WorkerRuntime =
+    quorum === 1
+      ? base
+      : {
+          ...base,
+          policy: {
+            ...base.policy,
+            gate: () => ({
+              kind: 'ask',
+              rule: { index: 0, label: 'rule 1 of restart (bench)' },
+              approvers: { users: ['UMGR', 'ULEAD'], groups: [] },
+              quorum,
+              selfApproval: false,
+              expiresAfterMs: 3_600_000,
+              remindAtPercent: [],
+              escalation: null,
+              grant: null,
+            }),
+          },
+        };
   const connection = createRedisConnection(REDIS_URL, 'worker');
   b.connections.push(connection);
   const worker = createRunWorker(rt, connection, { prefix: b.prefix });
@@ -413,7 +437,7 @@ async function decisionLatency(b: Bench): Promise<void> {
   await worker.waitUntilReady();
 
   const sample = async (n: number) => {
-    const eventId = `EvBench${n}`;
+    const eventId = `EvBench${quorum}x${n}`;
     const card = new Promise<string>((resolve) => {
       onCard = resolve;
     });
@@ -423,8 +447,8 @@ async function decisionLatency(b: Bench): Promise<void> {
       eventId,
       teamId: 'TBENCH',
       channelId: 'CBENCH',
-      threadTs: `1700000001.${String(n).padStart(6, '0')}`,
-      messageTs: `1700000001.${String(n).padStart(6, '0')}`,
+      threadTs: `170000000${quorum}.${String(n).padStart(6, '0')}`,
+      messageTs: `170000000${quorum}.${String(n).padStart(6, '0')}`,
       userId: 'UBENCH',
       text: 'restart it',
       kind: 'mention' as const,
@@ -437,6 +461,15 @@ async function decisionLatency(b: Bench): Promise<void> {
       onExecute = resolve;
     });
     const resumed = jobDone(`resume-${encodeURIComponent(approvalId)}`);
+    if (quorum > 1) {
+      const first = await b.store.approvals.decide({
+        approvalId,
+        decision: 'approved',
+        decidedBy: 'ULEAD',
+        now: Date.now(),
+      });
+      if (first.vote !== 'counted' || first.won) throw new Error('the first approval should only count');
+    }
     const decided = await b.store.approvals.decide({
       approvalId,
       decision: 'approved',
@@ -462,7 +495,7 @@ async function decisionLatency(b: Bench): Promise<void> {
       fromEnqueue.push(s.fromEnqueue);
     }
     console.log(
-      `durable: decision recorded -> approved tool executing (idle worker, ${LATENCY_SAMPLES} samples): ` +
+      `durable: ${quorum > 1 ? `quorum ${quorum}: last ` : ''}decision recorded -> approved tool executing (idle worker, ${LATENCY_SAMPLES} samples): ` +
         `${ms(median(fromDecision))} p50, ${ms(p99(fromDecision))} p99 (goal p99 <= 10 ms); ` +
         `from the resume job enqueued: ${ms(median(fromEnqueue))} p50, ${ms(p99(fromEnqueue))} p99`,
     );
@@ -501,6 +534,7 @@ async function main() {
     await bytesPerRun(b, noop, 'no-op read');
     await bytesPerRun(b, kilobyteRead, 'read returning 1 KB (for comparison)');
     await decisionLatency(b);
+    await decisionLatency(b, 2);
   } finally {
     await b.queue.obliterate({ force: true }).catch(() => {});
     await b.queue.close();

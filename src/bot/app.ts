@@ -29,14 +29,17 @@ import { listenError } from '../metrics/http.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { RunsQueue } from '../queue/index.js';
 import { ACTION_IDS, CALLBACK_IDS } from '../slack/ids.js';
+import { parseGrantRef } from '../store/grant-store.js';
 import type { Store } from '../store/index.js';
 import { AckAfterProcessingReceiver } from './ack-after-processing.js';
 import {
   approveClicked,
   decisionNotRecordedText,
+  queueResume,
   reapproveClicked,
   rejectClicked,
   rejectSubmitted,
+  tellClicker,
   toldWhenNotRecorded,
 } from './approvals.js';
 import { createGroupMembers } from './approvers.js';
@@ -45,7 +48,9 @@ import { boltLevelOf, boltLogger } from './bolt-logger.js';
 import { loopgateCommand, SLASH_COMMAND } from './commands.js';
 import type { BotContext } from './context.js';
 import { detailsClicked, fullTextClicked } from './details.js';
+import { editClicked, editSubmitted } from './edit.js';
 import { messageReceived, NotQueuedError } from './events.js';
+import { grantClicked, grantSubmitted, revokeGrant } from './grants.js';
 import { livenessRoute } from './health.js';
 import { homeOpened } from './home.js';
 import { createJobBatcher } from './job-batcher.js';
@@ -278,6 +283,24 @@ function registerListeners(app: App, ctx: BotContext, queueDeadlineMs?: number):
   app.action(ACTION_IDS.approve, onClick('approve click', toldWhenNotRecorded(approveClicked)));
   app.action(ACTION_IDS.reject, onClick('reject click', toldWhenNotRecorded(rejectClicked)));
   app.action(ACTION_IDS.reapprove, onClick('approve-again click', toldWhenNotRecorded(reapproveClicked)));
+  const teller = (c: BotContext, target: ClickTarget) => (text: string) => tellClicker(c, target, text);
+  app.action(
+    ACTION_IDS.edit,
+    onClick('edit click', (c, target) => editClicked(c, target, teller(c, target))),
+  );
+  app.action(
+    ACTION_IDS.approveGrant,
+    onClick('grant click', (c, target) => grantClicked(c, target, teller(c, target))),
+  );
+  app.action(
+    ACTION_IDS.revokeGrant,
+    onClick('revoke grant click', async (c, target) => {
+      // From App Home the home is published again, the answer at its top and the grant gone.
+      const text = await revokeGrant(c, await c.store.grants.get(target.value), target.userId);
+      const teamId = target.teamId ?? parseGrantRef(target.value)?.teamId;
+      await tellClicker(c, { ...target, ...(teamId ? { teamId } : {}) }, text);
+    }),
+  );
   app.action(ACTION_IDS.details, onClick('details click', detailsClicked));
   app.action(ACTION_IDS.fullText, onClick('full text click', fullTextClicked));
 
@@ -291,6 +314,29 @@ function registerListeners(app: App, ctx: BotContext, queueDeadlineMs?: number):
     );
     if (problem === null) await ack();
     else await ack({ response_action: 'update', view: noticeModal('Reject', problem) });
+  });
+
+  app.view(CALLBACK_IDS.grant, async ({ ack, body }) => {
+    const submission = viewSubmissionSchema.parse(body);
+    const problem = await grantSubmitted(ctx, submission.user.id, submission.view).catch((error: unknown) => {
+      ctx.logger.error({ err: error, user: submission.user.id }, 'grant approval not recorded');
+      return decisionNotRecordedText(error);
+    });
+    if (problem === null) await ack();
+    else await ack({ response_action: 'update', view: noticeModal('Approve and allow', problem) });
+  });
+
+  app.view(CALLBACK_IDS.edit, async ({ ack, body }) => {
+    const submission = viewSubmissionSchema.parse(body);
+    const answer = await editSubmitted(ctx, submission.user.id, submission.view, (record, decider) =>
+      queueResume(ctx, record, decider),
+    ).catch((error: unknown) => {
+      ctx.logger.error({ err: error, user: submission.user.id }, 'edit not recorded');
+      return { notice: decisionNotRecordedText(error) };
+    });
+    if (answer === null) await ack();
+    else if ('errors' in answer) await ack({ response_action: 'errors', errors: answer.errors });
+    else await ack({ response_action: 'update', view: noticeModal('Edit', answer.notice) });
   });
 
   app.command(SLASH_COMMAND, async ({ ack, body }) => {

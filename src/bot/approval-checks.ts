@@ -15,6 +15,11 @@ export interface ApprovalClick {
   /** Channel and ts of the message the click came from. */
   channelId: string | undefined;
   messageTs: string | undefined;
+  /**
+   * The click came from the clicker's App Home, which lists the approvals they may decide with the
+   * cards' buttons: there is no card message to match; every other check is the same.
+   */
+  fromHome?: boolean;
 }
 
 /** A card's place in Slack. */
@@ -54,13 +59,13 @@ export async function checkCardClick(
   if (!card) {
     return refuse('This approval card is still being set up. Nothing was changed; try again in a moment.');
   }
-  if (card.channel !== click.channelId || card.ts !== click.messageTs) {
+  if (!click.fromHome && (card.channel !== click.channelId || card.ts !== click.messageTs)) {
     return refuse(
       'This button does not belong to the approval card it was clicked on, so it was ignored. Nothing was changed.',
     );
   }
   const verdict = await mayDecide(ctx.policy, record, click.userId, decision, ctx.groups);
-  if (!verdict.ok) return refuse(verdictText(verdict, ctx.policy, record.tool, decision));
+  if (!verdict.ok) return refuse(verdictText(verdict, record, decision));
   return { ok: true, record, card };
 }
 
@@ -84,5 +89,7 @@ export function closedText(record: ApprovalRecord, now: number): string | null {
       return `This approval expired${at || ` ${slackDate(record.expiresAt)}`} without a decision. Nothing was changed.`;
     case 'cancelled':
       return `This approval was cancelled${by}${at} (the run was cancelled). Nothing was changed.`;
+    case 'superseded':
+      return `The arguments were edited${by}${at}; decide on the card as it is now. Nothing was changed.`;
   }
 }

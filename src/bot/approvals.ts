@@ -15,22 +15,31 @@ import { parseRejectReasonSubmission, rejectReasonModal } from '../slack/reject-
 import { type ApprovalDecision, type ApprovalRecord, type DecideResult, StoreError } from '../store/index.js';
 import { type ApprovalClick, checkApprovalClick, checkCardClick, closedText } from './approval-checks.js';
 import type { BotContext } from './context.js';
+import { homeOpened } from './home.js';
 import { withRetries } from './retry.js';
 import type { EphemeralTarget } from './slack-calls.js';
 import type { ClickTarget } from './slack-payloads.js';
 import { unconfirmedDecisionText } from './unconfirmed-decision.js';
 
-function approvalClick(target: ClickTarget): ApprovalClick {
+export function approvalClick(target: ClickTarget): ApprovalClick {
   return {
     approvalId: target.value,
     userId: target.userId,
     channelId: target.channelId,
     messageTs: target.messageTs,
+    fromHome: target.fromHome,
   };
 }
 
-/** An ephemeral note to the clicker next to the card; clicks outside a conversation are only logged. */
-async function tellClicker(ctx: BotContext, target: ClickTarget, text: string): Promise<void> {
+/**
+ * An ephemeral note to the clicker next to the card. A click in App Home publishes the home again, the
+ * note at its top (and the list as it is now); other clicks outside a conversation are only logged.
+ */
+export async function tellClicker(ctx: BotContext, target: ClickTarget, text: string): Promise<void> {
+  if (target.fromHome && target.teamId) {
+    await homeOpened(ctx, target.teamId, target.userId, text);
+    return;
+  }
   if (!target.channelId) {
     ctx.logger.warn({ user: target.userId, note: text }, 'click outside a conversation: nowhere to answer');
     return;
@@ -41,14 +50,15 @@ async function tellClicker(ctx: BotContext, target: ClickTarget, text: string): 
   );
 }
 
-type Outcome = { recorded: true } | { recorded: false; message: string };
+/** `note`: what the decider is told although their decision counted (a quorum still short). */
+export type Outcome = { recorded: true; note?: string } | { recorded: false; message: string };
 
 /**
  * Records `decision` (first decision wins). When this decision won, the run's resume is queued (retried
  * while Redis fails; the decider is told if it never goes through). The card is redrawn whenever the
  * record changed (also when the click came too late and expired the approval).
  */
-async function decide(
+export async function decide(
   ctx: BotContext,
   record: ApprovalRecord,
   decision: Extract<ApprovalDecision, 'approved' | 'rejected'>,
@@ -75,7 +85,20 @@ async function decide(
     if (unconfirmed) return { recorded: false, message: unconfirmed };
     throw error;
   }
-  if (result.changed) redrawCard(ctx, result.record);
+  if (result.changed || result.vote === 'counted') redrawCard(ctx, result.record);
+  if (result.vote === 'repeated') return { recorded: false, message: repeatedVoteText(result.record) };
+  if (result.vote === 'counted' && !result.won) {
+    ctx.logger.info(
+      {
+        runId: record.runId,
+        approvalId: record.approvalId,
+        decidedBy: decider.user,
+        votes: result.record.votes?.length,
+      },
+      'approval counted towards its quorum',
+    );
+    return { recorded: true, note: votedText(result.record) };
+  }
   if (!result.won) {
     return {
       recorded: false,
@@ -92,7 +115,8 @@ async function decide(
   return { recorded: true };
 }
 
-function queueResume(ctx: BotContext, record: ApprovalRecord, decider: EphemeralTarget): void {
+/** Queues the run's resume job for a decided approval (retried while Redis fails; the decider told if never). */
+export function queueResume(ctx: BotContext, record: ApprovalRecord, decider: EphemeralTarget): void {
   const fields = { runId: record.runId, approvalId: record.approvalId };
   const job = { name: 'resume', data: { v: 1, runId: record.runId, approvalId: record.approvalId } } as const;
   ctx.background.run(
@@ -114,15 +138,37 @@ function queueResume(ctx: BotContext, record: ApprovalRecord, decider: Ephemeral
   );
 }
 
+/**
+ * Redraws the card from the record as stored when the update is sent: quorum votes landing together each
+ * redraw, and the freshest record keeps a slower, older redraw from bringing back buttons already gone.
+ */
 function redrawCard(ctx: BotContext, record: ApprovalRecord): void {
   const card = record.card;
   if (!card) return;
   ctx.background.run(
     'update approval card',
-    () => ctx.slack.updateMessage(card.channel, card.ts, approvalCard(approvalViewFromRecord(record))),
+    async () => {
+      const fresh = (await ctx.store.approvals.get(record.approvalId)) ?? record;
+      await ctx.slack.updateMessage(card.channel, card.ts, approvalCard(approvalViewFromRecord(fresh)));
+    },
     { runId: record.runId, approvalId: record.approvalId },
   );
 }
+
+/** `1 of 2 (<@U1>)`: the quorum's progress. */
+function progressText(record: ApprovalRecord): string {
+  const votes = record.votes ?? [];
+  const who = votes.map((v) => userMention(v.by)).join(', ');
+  return `${votes.length} of ${record.quorum ?? 1}${who ? ` (${who})` : ''}`;
+}
+
+const votedText = (record: ApprovalRecord) => {
+  const left = (record.quorum ?? 1) - (record.votes?.length ?? 0);
+  return `Your approval is recorded: ${progressText(record)}. \`${record.tool}\` runs once ${left} more approver${left === 1 ? '' : 's'} approve${left === 1 ? 's' : ''}; nothing has run yet.`;
+};
+
+const repeatedVoteText = (record: ApprovalRecord) =>
+  `You have already approved this (${progressText(record)}). It needs ${record.quorum ?? 1} different approvers; nothing more was changed.`;
 
 const runEndedText = (record: ApprovalRecord) =>
   `Run \`${record.runId}\` has already ended (cancelled, failed or finished), so this \`${record.tool}\` call will not run. Your decision was not recorded.`;
@@ -137,6 +183,8 @@ export async function approveClicked(ctx: BotContext, target: ClickTarget): Prom
   const decider = { channel: check.card.channel, user: target.userId, threadTs: target.threadTs };
   const outcome = await decide(ctx, check.record, 'approved', decider);
   if (!outcome.recorded) return tellClicker(ctx, target, outcome.message);
+  if (outcome.note) return tellClicker(ctx, target, outcome.note);
+  if (target.fromHome) return tellClicker(ctx, target, `Approved \`${check.record.tool}\`.`);
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 
 import type { Policy } from '../config/policy.js';
-import { type Approvers, approversFor } from '../config/policy-limits.js';
+import type { Approvers } from '../config/policy-limits.js';
 import type { Clock } from '../loop/types.js';
 import { escapeMrkdwn, mention } from '../slack/mrkdwn.js';
 import type { ApprovalRecord } from '../store/index.js';
@@ -73,19 +73,24 @@ export async function isApprover(
   return { ok: false, reason: failed ? 'lookup_failed' : 'not_approver' };
 }
 
-/** May `userId` take `decision` on this approval, under the current policy? */
+/**
+ * May `userId` take `decision` on this approval? Its approvers are those the policy named when it was
+ * asked (the matching rule's, or the tool's; escalation adds more), as its card shows them; whether the
+ * requester may approve is the rule's `selfApproval`, else the policy's.
+ */
 export async function mayDecide(
   policy: Policy,
-  record: Pick<ApprovalRecord, 'tool' | 'requester'>,
+  record: Pick<ApprovalRecord, 'tool' | 'requester' | 'approvers' | 'selfApproval'>,
   userId: string,
   decision: Decision,
   groups: GroupMembers,
 ): Promise<Verdict> {
   const isRequester = userId === record.requester;
   if (decision === 'reject' && isRequester) return { ok: true };
-  const approver = await isApprover(approversFor(policy, record.tool), userId, groups);
+  const approver = await isApprover(record.approvers, userId, groups);
   if (!approver.ok) return approver;
-  if (isRequester && !policy.approvals.selfApproval) return { ok: false, reason: 'self_approval' };
+  const selfApproval = record.selfApproval ?? policy.approvals.selfApproval;
+  if (isRequester && !selfApproval) return { ok: false, reason: 'self_approval' };
   return { ok: true };
 }
 
@@ -98,16 +103,16 @@ export function approversText(approvers: Approvers): string {
 /** Why a click was refused, for the clicker. */
 export function verdictText(
   verdict: Exclude<Verdict, { ok: true }>,
-  policy: Policy,
-  tool: string,
-  decision: Decision,
+  record: Pick<ApprovalRecord, 'tool' | 'approvers'>,
+  decision: Decision | 'edit',
 ): string {
+  const tool = record.tool;
   switch (verdict.reason) {
     case 'self_approval':
       return 'You asked for this run, and the policy does not let requesters approve their own calls. Another approver has to decide.';
     case 'lookup_failed':
       return 'I could not check your user group membership with Slack just now. Nothing was changed; please try again in a moment.';
     case 'not_approver':
-      return `You may not ${decision} \`${escapeMrkdwn(tool)}\` calls. They can be decided by ${approversText(approversFor(policy, tool))}. Nothing was changed.`;
+      return `You may not ${decision} \`${escapeMrkdwn(tool)}\` calls. They can be decided by ${approversText(record.approvers)}. Nothing was changed.`;
   }
 }

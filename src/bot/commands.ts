@@ -5,12 +5,14 @@
 import { enabledGatedTools } from '../config/policy.js';
 import { approversFor } from '../config/policy-limits.js';
 import { isFinished } from '../loop/state.js';
+import { type Grant, grantScopeText } from '../policy/grants.js';
 import { addRunJob } from '../queue/index.js';
 import { context, type KnownBlock, section } from '../slack/block-kit.js';
-import { escapeMrkdwn } from '../slack/mrkdwn.js';
+import { escapeMrkdwn, slackDate } from '../slack/mrkdwn.js';
 import { isRunId, type LoadedRun } from '../store/index.js';
 import { isApprover } from './approvers.js';
 import type { BotContext } from './context.js';
+import { revokeGrant } from './grants.js';
 import type { SlashCommand } from './slack-payloads.js';
 import { approvalLine, approvalsFor, lineSections, runLine } from './summaries.js';
 
@@ -38,6 +40,7 @@ export const HELP_TEXT = [
   '• `/loopgate status`: the runs of this channel (working, waiting for whom, finished).',
   '• `/loopgate approvals`: the approvals waiting for you, with links to their cards.',
   '• `/loopgate cancel <run id>`: stop a run (its requester or one of its approvers).',
+  '• `/loopgate grants`: the grants in force here and yours ("Approve and allow similar calls"); `/loopgate grants revoke <grant id>` ends one.',
   '• `/loopgate help`: this text.',
 ].join('\n');
 
@@ -50,6 +53,8 @@ export async function loopgateCommand(ctx: BotContext, command: SlashCommand): P
       return approvals(ctx, command);
     case 'cancel':
       return cancel(ctx, command, args[0]);
+    case 'grants':
+      return grants(ctx, command, args);
     default:
       return reply(HELP_TEXT);
   }
@@ -71,6 +76,32 @@ async function approvals(ctx: BotContext, command: SlashCommand): Promise<Comman
   if (mine.length === 0) return reply('No approvals are waiting for you.');
   const lines = await Promise.all(mine.map((approval) => approvalLine(ctx, approval)));
   const title = `*Approvals waiting for you* (${mine.length}, soonest expiry first)`;
+  return reply(`${title}\n${lines.join('\n')}`, [section(title), ...lineSections(lines)]);
+}
+
+/** The grants in force in this channel and those the caller made, deduplicated, soonest expiry first. */
+async function grantsHere(ctx: BotContext, command: SlashCommand): Promise<Grant[]> {
+  const now = ctx.clock.now();
+  const [here, mine] = await Promise.all([
+    ctx.store.grants.list({ channel: { teamId: command.team_id, channelId: command.channel_id } }, now),
+    ctx.store.grants.list({ user: { teamId: command.team_id, userId: command.user_id } }, now),
+  ]);
+  const byId = new Map([...here, ...mine].map((g) => [g.grantId, g]));
+  return [...byId.values()].sort((a, b) => a.expiresAt - b.expiresAt);
+}
+
+async function grants(ctx: BotContext, command: SlashCommand, args: string[]): Promise<CommandReply> {
+  const found = await grantsHere(ctx, command);
+  if (args[0]?.toLowerCase() === 'revoke') {
+    if (!args[1]) return reply('Usage: `/loopgate grants revoke <grant id>` (see `/loopgate grants`).');
+    return reply(await revokeGrant(ctx, found.find((g) => g.grantId === args[1]) ?? null, command.user_id));
+  }
+  if (found.length === 0) return reply('No grants are in force in this channel, and you have made none.');
+  const lines = found.map(
+    (g) =>
+      `\`${g.grantId}\` · ${grantScopeText(g)} <#${g.channelId}> · granted by <@${g.grantedBy}> · until ${slackDate(g.expiresAt)}`,
+  );
+  const title = '*Grants in force* (here, and yours): `/loopgate grants revoke <id>` ends one';
   return reply(`${title}\n${lines.join('\n')}`, [section(title), ...lineSections(lines)]);
 }
 

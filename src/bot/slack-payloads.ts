@@ -47,6 +47,9 @@ export const blockActionSchema = z.looseObject({
   channel: z.looseObject({ id }).optional(),
   message: z.looseObject({ ts: z.string(), thread_ts: z.string().optional() }).optional(),
   actions: z.array(z.looseObject({ action_id: z.string(), value: z.string().optional() })).min(1),
+  team: z.looseObject({ id }).nullish(),
+  /** Set for clicks in a view: App Home (`type: home`) or a modal. */
+  view: z.looseObject({ type: z.string() }).optional(),
 });
 export type BlockAction = z.infer<typeof blockActionSchema>;
 
@@ -78,6 +81,9 @@ export interface ClickTarget {
   messageTs: string | undefined;
   /** Thread of that message, for ephemeral replies next to it. */
   threadTs: string | undefined;
+  /** The click came from the clicker's App Home (buttons there carry what the cards' carry). */
+  fromHome: boolean;
+  teamId: string | undefined;
 }
 
 export function clickTarget(action: BlockAction): ClickTarget {
@@ -89,5 +95,7 @@ export function clickTarget(action: BlockAction): ClickTarget {
     channelId: action.channel?.id,
     messageTs: message?.ts,
     threadTs: message?.thread_ts ?? message?.ts,
+    fromHome: action.view?.type === 'home',
+    teamId: action.team?.id ?? undefined,
   };
 }

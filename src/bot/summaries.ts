@@ -2,7 +2,6 @@
  * One-line summaries of runs and pending approvals, in mrkdwn, shared by the slash command and App Home:
  * what a run is doing (working, waiting for whom, how it ended) and where each approval's card is.
  */
-import { approversFor } from '../config/policy-limits.js';
 import type { KnownBlock } from '../slack/block-kit.js';
 import { section } from '../slack/block-kit.js';
 import { SLACK_LIMITS } from '../slack/limits.js';
@@ -29,7 +28,7 @@ export async function runLine(ctx: BotContext, run: RunSummary): Promise<string>
       const waits = await Promise.all(
         pending.map(async (a) => {
           const tool = await cardLink(ctx, a, code(a.tool));
-          return `${tool} by ${approversText(approversFor(ctx.policy, a.tool))}`;
+          return `${tool} by ${approversText(a.approvers)}`;
         }),
       );
       return `:raised_hand: ${head} · *waiting for approval* of ${waits.join('; ') || 'a call'}`;

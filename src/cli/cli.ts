@@ -38,6 +38,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import('./commands/check-config.js')).checkConfigCommand,
   },
   {
+    name: 'policy',
+    summary: "policy test <tool> '<json args>': which rule decides such a call, and why",
+    load: async () => (await import('./commands/policy.js')).policyCommand,
+  },
+  {
     name: 'mcp',
     summary: "list the MCP servers' tools with the effect loopgate applies and why",
     load: async () => (await import('./commands/mcp.js')).mcpCommand,

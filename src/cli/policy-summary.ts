@@ -6,6 +6,8 @@
 import type { Policy } from '../config/policy.js';
 import { approversFor, limitsFromPolicy } from '../config/policy-limits.js';
 import type { AnyTool } from '../loop/types.js';
+import { ruleLines } from '../policy/describe.js';
+import { rulesFor } from '../policy/gate.js';
 import { duration } from './format.js';
 
 export interface PolicySummary {
@@ -17,6 +19,8 @@ export interface PolicySummary {
     name: string;
     effect: AnyTool['effect'];
     approvers: { users: string[]; groups: string[] } | null;
+    /** The tool's rules in order, each in words (first match wins; none matching: ask `approvers`). */
+    rules: string[];
   }>;
   approvals: { approvers: string[]; selfApproval: boolean; expiresAfterMinutes: number };
   budgets: {
@@ -41,6 +45,7 @@ export function summarisePolicy(policy: Policy, tools: ReadonlyMap<string, AnyTo
       name: tool.name,
       effect: tool.effect,
       approvers: tool.effect === 'read' ? null : approversFor(policy, tool.name),
+      rules: ruleLines(tool.name, rulesFor(policy, tool.name)),
     })),
     approvals: { ...policy.approvals },
     budgets: {
@@ -66,9 +71,13 @@ export function summaryText(s: PolicySummary): string {
     `  approvers: ${s.approvals.approvers.join(', ') || '(none by default)'}; self-approval ${s.approvals.selfApproval ? 'allowed' : 'refused'}; approvals expire after ${s.approvals.expiresAfterMinutes} min`,
     `  budgets:   ${b.maxSteps} steps, ${duration(b.deadlineSeconds * 1_000)} active time, ${b.maxTokens} tokens, $${b.maxCostUsd}; stop after ${b.maxConsecutiveToolErrors} failed tool calls in a row; tool timeout ${b.toolTimeoutSeconds} s`,
     `  tools (${s.tools.length}):`,
-    ...s.tools.map((t) =>
+    ...s.tools.flatMap((t) => [
       `    ${t.name.padEnd(20)} ${t.effect.padEnd(6)}${t.approvers ? ` approvers: ${approvers(t.approvers)}` : ''}`.trimEnd(),
-    ),
+      ...t.rules.map((line) => `      ${line}`),
+      ...(t.rules.length > 0
+        ? [`      otherwise: ask ${approvers(t.approvers ?? { users: [], groups: [] })}`]
+        : []),
+    ]),
   ];
   return `${lines.join('\n')}\n`;
 }

@@ -9,6 +9,8 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { mcpApproverProblems, mcpSettings } from '../mcp/settings.js';
+import { ruleProblems } from '../policy/checks.js';
+import { approvalsRuleKeys, rulesSection } from '../policy/rules.js';
 import { httpGetSettings } from '../tools/http-get.js';
 import { httpRequestSettings } from '../tools/http-request.js';
 import { pageOncallSettings } from '../tools/page-oncall.js';
@@ -98,6 +100,8 @@ const approvalsSection = z.strictObject({
   /** May the person who asked approve their own run's calls? */
   selfApproval: z.boolean({ error: 'expected true or false' }).default(false),
   expiresAfterMinutes: positiveInt(10_080).default(60),
+  /** Reminders, escalation and trusted tools (src/policy/rules.ts). */
+  ...approvalsRuleKeys,
 });
 
 const channelId = z
@@ -170,7 +174,7 @@ const customEntry = z.union([
 const policySchema = z.strictObject({
   model: modelSection.default({ prices: {}, fallbacks: [] }),
   budgets: budgetsSection.default({}),
-  approvals: approvalsSection.default({ approvers: [], selfApproval: false, expiresAfterMinutes: 60 }),
+  approvals: approvalsSection.default(() => approvalsSection.parse({})),
   channels: channelsSection.default({ allow: [], prompt: {} }),
   inbound: inboundSection.default(() => inboundSection.parse({})),
   tools: toolsSection.default({}),
@@ -178,6 +182,8 @@ const policySchema = z.strictObject({
   custom: z.array(customEntry).default([]),
   /** MCP servers whose tools are offered as `<server>__<tool>` (src/mcp). */
   mcp: mcpSettings.optional(),
+  /** Per gated tool, ordered rules on its arguments: allow, deny or ask whom (src/policy). */
+  rules: rulesSection.default({}),
 });
 
 type ParsedPolicy = z.output<typeof policySchema>;
@@ -237,6 +243,30 @@ function crossChecks(policy: ParsedPolicy): ConfigProblem[] {
     }
   }
   problems.push(...mcpApproverProblems(policy.mcp, policy.approvals.approvers));
+  problems.push(
+    ...ruleProblems({
+      rules: policy.rules,
+      trusted: policy.approvals.trusted,
+      gatedBuiltIns: GATED.filter(({ key }) => policy.tools[key] !== undefined).map(({ key }) => key),
+      readBuiltIns: [...TOOL_KEYS.filter((key) => !GATED.some((g) => g.key === key)), 'read_runbook'],
+      approvals: policy.approvals,
+      customNames: policy.custom.flatMap((entry) => (entry.name ? [entry.name] : [])),
+      mcp: policy.mcp,
+    }),
+  );
+  const { escalateAfterMinutes, expiresAfterMinutes } = policy.approvals;
+  if (escalateAfterMinutes !== undefined && escalateAfterMinutes >= expiresAfterMinutes) {
+    problems.push({
+      key: 'approvals.escalateAfterMinutes',
+      problem: `must be less than approvals.expiresAfterMinutes (${expiresAfterMinutes}), or approvals expire first`,
+    });
+  }
+  if ((escalateAfterMinutes === undefined) !== (policy.approvals.escalateTo === undefined)) {
+    problems.push({
+      key: escalateAfterMinutes === undefined ? 'approvals.escalateAfterMinutes' : 'approvals.escalateTo',
+      problem: 'escalateTo and escalateAfterMinutes go together',
+    });
+  }
   if (policy.channels.allow.length > 0) {
     for (const channel of Object.keys(policy.channels.prompt)) {
       if (!policy.channels.allow.includes(channel)) {

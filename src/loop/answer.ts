@@ -78,6 +78,50 @@ export function claimsOfUndoneActions(answer: string, actions: readonly ActionRe
   });
 }
 
+const GENERIC_VERBS = [
+  'happen',
+  'run',
+  'go through',
+  'proceed',
+  'take effect',
+  'execute',
+  'start',
+  'apply',
+  'be done',
+];
+const WAITING = [
+  /\b(once|when|after|as soon as)\b[^.!?]*\b(approv|decid|sign)/i,
+  /\b(pending|awaiting|waiting for)\s+(an?\s+|your\s+|their\s+)?(approval|decision|sign-off)/i,
+];
+const NOT_FUTURE = /\b(not|never|no longer|won't|didn't|wasn't)\b/i;
+
+/** Base forms of the verbs a sentence about `action` would use: `restart` from `restarted`, `post`. */
+function verbStems(action: ActionRecord): string[] {
+  const words = action.tool.split(/[_\W]+/).filter((w) => w.length > 2);
+  const special = (SPECIAL_STEMS[action.tool] ?? []).map((w) => w.replace(/e?d$/, ''));
+  return [...words, ...special, ...GENERIC_VERBS].map((w) => w.toLowerCase().replace(/[^a-z ]/g, ''));
+}
+
+/**
+ * Sentences that present an action nobody approved (it expired, was rejected or cancelled) as still to
+ * come: "The restart will run once approved", "I'll restart it later", "It is pending approval". Nothing
+ * waits any more, so such a sentence is false. Heuristic like `claimsOfUndoneActions`: a sentence with
+ * "will/'ll/going to" followed closely by an action verb of the tool (or happen, run, go through…), or one
+ * that makes the action wait for an approval, and no negation, is flagged.
+ */
+export function promisesOfUndecidedActions(answer: string, actions: readonly ActionRecord[]): ActionRecord[] {
+  const closed = actions.filter(
+    (a) => a.outcome === 'expired' || a.outcome === 'rejected' || a.outcome === 'cancelled',
+  );
+  if (closed.length === 0) return [];
+  const sentences = answer.split(/(?<=[.!?])\s+|\n+/).filter((s) => !NOT_FUTURE.test(s));
+  return closed.filter((action) => {
+    const verbs = verbStems(action).join('|');
+    const future = new RegExp(`(\\b(will|shall|going to)|'ll)\\s+(\\w+\\s+){0,2}?(${verbs})`, 'i');
+    return sentences.some((s) => future.test(s) || WAITING.some((w) => w.test(s)));
+  });
+}
+
 export function describeActions(actions: readonly ActionRecord[]): string {
   if (actions.length === 0) return 'No write or notify action was executed in this run.';
   return actions
@@ -130,6 +174,14 @@ export function checkAnswer(
         .join(', ')}. What actually happened:\n${describeActions(state.actions)}`,
     );
     forPerson.push(`the answer presented actions as done that did not succeed: ${undone}`);
+  }
+  const promised = promisesOfUndecidedActions(text, state.actions).filter((a) => !falseClaims.includes(a));
+  if (promised.length > 0) {
+    const list = promised.map((a) => `${a.tool} (${a.outcome})`).join(', ');
+    problems.push(
+      `The answer says an action will still happen, but nobody approved it and it will not run: ${list}. Say plainly that it did not happen. What actually happened:\n${describeActions(state.actions)}`,
+    );
+    forPerson.push(`the answer said actions would still happen that nobody approved: ${list}`);
   }
   if (extra) {
     const more = extra(text, state);

@@ -1,13 +1,14 @@
 import { RunStatusError } from './errors.js';
 import { type CallContext, executeCall, verifyCall } from './execute.js';
 import { endRun } from './finish.js';
-import { callSignature } from './hash.js';
+import { argsHash, callSignature } from './hash.js';
 import { errorResult, summarise } from './observation.js';
 import { realSleep, retryPlanFor } from './retry.js';
 import { flushTurn, setSlot } from './turn.js';
 import type {
   ActionRecord,
   Decision,
+  EditedArguments,
   EngineDeps,
   Evidence,
   GatedCall,
@@ -45,7 +46,7 @@ function record(
 function refused(call: GatedCall, d: Decision): Resolution {
   const texts: Record<Exclude<Decision['kind'], 'approved'>, string> = {
     rejected: `Not executed: ${call.tool} was rejected${by(d)}${because(d)}. Do not retry it unless the user asks you to.`,
-    expired: `Not executed: nobody decided on ${call.tool} before its approval expired. Do not retry it unless the user asks you to.`,
+    expired: `Not executed: nobody approved or rejected ${call.tool} before its approval expired, so it did not run and it will not run later. Tell the user plainly that it did not happen and that nobody decided; do not say it will happen later. Do not retry it unless the user asks you to.`,
     cancelled: `Not executed: the run was cancelled${by(d)} before ${call.tool} was decided.`,
     outcome_unknown: `Outcome unknown: ${call.tool} was approved and started, but the worker stopped before recording its result. It may or may not have taken effect; it was not run again. Tell the user to check.`,
   };
@@ -64,11 +65,61 @@ function ledgerOutcome(result: ToolResult): ActionRecord['outcome'] {
 }
 
 /**
+ * The call as an approver edited it: the edited arguments checked against the tool's schema again (the
+ * engine's word is final, whatever form the person used) and bound to their own hash. Returns a result
+ * instead when they do not fit, so nothing runs.
+ */
+function editedCall(
+  call: GatedCall,
+  d: Decision & { edited: NonNullable<Decision['edited']> },
+  deps: EngineDeps,
+): { call: GatedCall; edited: EditedArguments } | { refused: Resolution } {
+  const parsed = deps.tools.get(call.tool)?.parameters.safeParse(d.edited.args);
+  if (!parsed?.success) {
+    const why = parsed ? parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`) : [];
+    const result = errorResult(
+      'invalid_arguments',
+      `Not executed: the arguments of ${call.tool} as edited${by(d)} do not fit its schema${why.length > 0 ? ` (${why.slice(0, 5).join('; ')})` : ''}.`,
+    );
+    return { refused: { result, action: record(call, d, 'not_executed', result), evidence: [] } };
+  }
+  const args = parsed.data;
+  return {
+    call: { ...call, args, argsHash: argsHash(args), preview: undefined },
+    edited: {
+      ...(d.edited.by ? { by: d.edited.by } : {}),
+      note: `A person${d.edited.by ? ` (<@${d.edited.by}>)` : ''} changed the arguments before approving: the call was made with these arguments, not the ones you sent.`,
+      args,
+    },
+  };
+}
+
+/**
  * Executes one approved gated call of `state`'s run (through the ledger, so at most once), then verifies
  * it when the tool can. Does not change the run: the caller places the result. Also used for a call
- * approved again after an unknown outcome, when the run may have ended since.
+ * approved again after an unknown outcome, when the run may have ended since. With `d.edited`, the
+ * edited arguments run instead of the model's (their hash must be the approved one).
  */
 export async function executeApproved(
+  state: RunState,
+  asked: GatedCall,
+  d: Decision,
+  deps: EngineDeps,
+): Promise<Resolution> {
+  let call = asked;
+  let edited: EditedArguments | undefined;
+  if (d.edited) {
+    const checked = editedCall(asked, { ...d, edited: d.edited }, deps);
+    if ('refused' in checked) return checked.refused;
+    ({ call, edited } = checked);
+  }
+  const res = await executeExactly(state, call, d, deps);
+  return edited && res.action.outcome !== 'not_executed'
+    ? { ...res, result: { ...res.result, edited } }
+    : res;
+}
+
+async function executeExactly(
   state: RunState,
   call: GatedCall,
   d: Decision,

@@ -65,6 +65,8 @@ export type ToolResult =
       verification?: VerifyResult;
       /** The earlier attempts that failed transiently, when the call needed more than one. */
       attempts?: RetriedAttempt[];
+      /** A person edited the model's arguments before approving; these ran. */
+      edited?: EditedArguments;
     }
   | {
       ok: false;
@@ -75,7 +77,16 @@ export type ToolResult =
         transient?: boolean;
       };
       attempts?: RetriedAttempt[];
+      edited?: EditedArguments;
     };
+
+/** What the model reads when an approver changed its call's arguments before it ran. */
+export interface EditedArguments {
+  /** Slack user id of the editor. */
+  by?: string;
+  note: string;
+  args: unknown;
+}
 
 export interface TruncationInfo {
   totalChars: number;
@@ -468,8 +479,13 @@ export type StepOutcome =
 export interface Decision {
   toolCallId: string;
   kind: DecisionKind;
-  /** Required for `approved`: must equal the gated call's `argsHash`, or nothing executes. */
+  /**
+   * Required for `approved`: must equal the gated call's `argsHash` (or, with `edited`, the hash of the
+   * edited arguments), or nothing executes.
+   */
   argsHash?: string;
+  /** An approver replaced the model's arguments before approving: these run instead (checked again). */
+  edited?: { args: unknown; by?: string };
   /** Slack user id of the person who decided. */
   by?: string;
   reason?: string;

@@ -53,17 +53,36 @@ export const expireJobSchema = z
   .strictObject({ v: z.literal(JOB_DATA_VERSION), runId, approvalId })
   .refine(belongsToRun, 'approvalId must belong to runId');
 
+/** A reminder is due in an approval's thread, at `percent` of its time. */
+export const remindJobSchema = z
+  .strictObject({
+    v: z.literal(JOB_DATA_VERSION),
+    runId,
+    approvalId,
+    percent: z.number().int().min(1).max(99),
+  })
+  .refine(belongsToRun, 'approvalId must belong to runId');
+
+/** An approval nobody decided in time gets its escalation approvers. */
+export const escalateJobSchema = z
+  .strictObject({ v: z.literal(JOB_DATA_VERSION), runId, approvalId })
+  .refine(belongsToRun, 'approvalId must belong to runId');
+
 export const jobSchemas = {
   start: startJobSchema,
   resume: resumeJobSchema,
   cancel: cancelJobSchema,
   expire: expireJobSchema,
+  remind: remindJobSchema,
+  escalate: escalateJobSchema,
 } as const;
 
 export type StartJobData = z.infer<typeof startJobSchema>;
 export type ResumeJobData = z.infer<typeof resumeJobSchema>;
 export type CancelJobData = z.infer<typeof cancelJobSchema>;
 export type ExpireJobData = z.infer<typeof expireJobSchema>;
+export type RemindJobData = z.infer<typeof remindJobSchema>;
+export type EscalateJobData = z.infer<typeof escalateJobSchema>;
 export type JobData<N extends JobName> = z.infer<(typeof jobSchemas)[N]>;
 
 /** A job of the runs queue, discriminated by name. */
@@ -71,7 +90,9 @@ export type RunJob =
   | { name: 'start'; data: StartJobData }
   | { name: 'resume'; data: ResumeJobData }
   | { name: 'cancel'; data: CancelJobData }
-  | { name: 'expire'; data: ExpireJobData };
+  | { name: 'expire'; data: ExpireJobData }
+  | { name: 'remind'; data: RemindJobData }
+  | { name: 'escalate'; data: EscalateJobData };
 
 export const isJobName = (name: string): name is JobName => (JOB_NAMES as readonly string[]).includes(name);
 
@@ -99,6 +120,10 @@ export function parseJobData(name: string, data: unknown): RunJob {
       return { name, data: check(name, cancelJobSchema, data) };
     case 'expire':
       return { name, data: check(name, expireJobSchema, data) };
+    case 'remind':
+      return { name, data: check(name, remindJobSchema, data) };
+    case 'escalate':
+      return { name, data: check(name, escalateJobSchema, data) };
   }
 }
 

@@ -20,6 +20,12 @@ export const cancelJobId = (runId: string): string => `cancel-${encode(runId)}`;
 /** One expiry timer per approval. */
 export const expireJobId = (approvalId: string): string => `expire-${encode(approvalId)}`;
 
+/** One reminder per approval and percentage. */
+export const remindJobId = (approvalId: string, percent: number): string =>
+  `remind-${encode(approvalId)}-${percent}`;
+/** One escalation per approval. */
+export const escalateJobId = (approvalId: string): string => `escalate-${encode(approvalId)}`;
+
 export function jobIdFor(job: RunJob): string {
   switch (job.name) {
     case 'start':
@@ -32,5 +38,9 @@ export function jobIdFor(job: RunJob): string {
       return cancelJobId(job.data.runId);
     case 'expire':
       return expireJobId(job.data.approvalId);
+    case 'remind':
+      return remindJobId(job.data.approvalId, job.data.percent);
+    case 'escalate':
+      return escalateJobId(job.data.approvalId);
   }
 }

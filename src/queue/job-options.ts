@@ -19,9 +19,12 @@ export const DEFAULT_JOB_OPTIONS = {
   removeOnFail: { age: 7 * 24 * HOUR_S, count: 10_000 },
 } as const satisfies JobsOptions;
 
-/** Options of one job: the defaults, its id, and for `expire` the delay until the approval's expiry. */
+/** Jobs that are durable timers of an approval: delayed until their moment. */
+const TIMERS: ReadonlySet<JobName> = new Set(['expire', 'remind', 'escalate']);
+
+/** Options of one job: the defaults, its id, and for a timer (`expire`, `remind`, `escalate`) its delay. */
 export function jobOptions(name: JobName, jobId: string, delayMs = 0): JobsOptions {
-  if (name !== 'expire' && delayMs !== 0) throw new RangeError(`only expire jobs are delayed, not ${name}`);
+  if (!TIMERS.has(name) && delayMs !== 0) throw new RangeError(`only timer jobs are delayed, not ${name}`);
   return {
     ...DEFAULT_JOB_OPTIONS,
     backoff: { ...DEFAULT_JOB_OPTIONS.backoff },

@@ -4,6 +4,7 @@
  * outcome) the same builder renders the card without decision buttons, to replace it in place.
  */
 import type { GatedCall } from '../loop/types.js';
+import { argsDiff } from './args-diff.js';
 import { renderArguments } from './arguments-text.js';
 import {
   actions,
@@ -33,6 +34,7 @@ export type ApprovalStatus =
   | 'rejected'
   | 'expired'
   | 'cancelled'
+  | 'superseded'
   | 'outcome_unknown'
   | 'not_run'
   | 'failed_retryable';
@@ -64,6 +66,19 @@ export interface ApprovalView {
   decisionReason?: string | null;
   /** What came of running the call, when the card reports it (a call approved again). Plain text. */
   outcome?: string | null;
+  /** The policy rule that asked for this approval: `rule 2 of run_action (prod restarts)`. */
+  rule?: string;
+  /** Distinct approvals needed (shown when more than 1), and who has approved so far. */
+  quorum?: number;
+  votes?: readonly string[];
+  /** The rule offers "Approve and allow similar calls" (same values of `args`, up to maxMinutes). */
+  grantOffer?: { args: readonly string[]; maxMinutes: number };
+  /** The approval keeps the tool's schema: approvers may edit the arguments. */
+  editable?: boolean;
+  /** An approver edited the model's arguments: `args` are the edited ones. */
+  edited?: { by: string; originalArgs: unknown };
+  /** When escalation added approvers (epoch ms). */
+  escalatedAt?: number;
 }
 
 const EFFECT_SENTENCE: Record<GatedCall['effect'], string> = {
@@ -77,6 +92,7 @@ const HEADER: Record<ApprovalStatus, string> = {
   rejected: '🚫 Rejected',
   expired: '⌛ Expired',
   cancelled: '✖️ Cancelled',
+  superseded: '✏️ Edited',
   outcome_unknown: '⚠️ Outcome unknown',
   not_run: '⏸️ Not run',
   failed_retryable: '⚠️ Failed, not repeated',
@@ -138,14 +154,19 @@ function decisionText(view: ApprovalView): string {
   switch (view.status) {
     case 'pending':
       return '';
-    case 'approved':
-      return `:white_check_mark: *Approved*${by(view.decidedBy)}${at}.${reasonLine(view.decisionReason)}`;
+    case 'approved': {
+      const votes = view.votes ?? [];
+      const who = votes.length > 1 ? ` by ${votes.map(userMention).join(' and ')}` : by(view.decidedBy);
+      return `:white_check_mark: *Approved*${who}${at}.${reasonLine(view.decisionReason)}`;
+    }
     case 'rejected':
       return `:no_entry_sign: *Rejected*${by(view.decidedBy)}${at}. Nothing was run.${reasonLine(view.decisionReason)}`;
     case 'expired':
       return `:hourglass: *Expired*${when(view.decidedAt ?? view.expiresAt)} without a decision. Nothing was run.`;
     case 'cancelled':
       return `:heavy_multiplication_x: *Cancelled*${by(view.decidedBy)}${at}. Nothing was run.${reasonLine(view.decisionReason)}`;
+    case 'superseded':
+      return `:pencil2: *Edited*${by(view.decidedBy)}${at}: a new round asks for the edited arguments.`;
     case 'outcome_unknown':
       return (
         `:warning: *Outcome unknown*: it was approved${by(view.decidedBy)}, but the worker stopped while ` +
@@ -165,6 +186,26 @@ function decisionText(view: ApprovalView): string {
   }
 }
 
+/** Who edited the arguments and what changed against the model's original, one line per path. */
+function editedText(edited: NonNullable<ApprovalView['edited']>, args: unknown): string {
+  const lines = argsDiff(edited.originalArgs, args).map(
+    (d) =>
+      `• \`${escapeAndTruncate(d.path, 100)}\`: ${escapeAndTruncate(d.before, 300)} → ${escapeAndTruncate(d.after, 300)}`,
+  );
+  return truncate(
+    `:pencil2: *Edited by ${userMention(edited.by)}*: changes against the model's original:\n${lines.join('\n') || '(none)'}`,
+    SLACK_LIMITS.sectionText,
+    '…',
+  );
+}
+
+/** `*Approvals:* 1 of 2: <@U1> · needs 2 different approvers`. */
+function quorumText(view: ApprovalView): string {
+  const votes = view.votes ?? [];
+  const who = votes.length > 0 ? `: ${votes.map(userMention).join(', ')}` : '';
+  return `*Approvals:* ${votes.length} of ${view.quorum}${who} · needs ${view.quorum} different approvers; it runs once the last one approves`;
+}
+
 function buttonsFor(view: ApprovalView, shortened: boolean): Button[] {
   const details = [
     ...(shortened
@@ -176,7 +217,19 @@ function buttonsFor(view: ApprovalView, shortened: boolean): Button[] {
     case 'pending':
       return [
         button({ actionId: ACTION_IDS.approve, text: 'Approve', value: view.approvalId, style: 'primary' }),
+        ...(view.grantOffer && (view.quorum ?? 1) <= 1
+          ? [
+              button({
+                actionId: ACTION_IDS.approveGrant,
+                text: 'Approve and allow similar…',
+                value: view.approvalId,
+              }),
+            ]
+          : []),
         button({ actionId: ACTION_IDS.reject, text: 'Reject', value: view.approvalId, style: 'danger' }),
+        ...(view.editable
+          ? [button({ actionId: ACTION_IDS.edit, text: 'Edit', value: view.approvalId })]
+          : []),
         ...details,
       ];
     case 'outcome_unknown':
@@ -240,7 +293,8 @@ export function approvalCard(view: ApprovalView): SlackMessage {
     args.truncated ||
     (view.preview != null && !fitsLabelled(showInvisible(view.preview))) ||
     (view.reason != null && showInvisible(view.reason).length > REASON_CHARS);
-  blocks.push(section(`*Arguments*\n${args.text}`));
+  blocks.push(section(`*Arguments*${view.edited ? ' (as edited)' : ''}\n${args.text}`));
+  if (view.edited) blocks.push(section(editedText(view.edited, view.args)));
   if (shortened) {
     blocks.push(
       context(`_Shortened here; every character of it is under *${FULL_TEXT_BUTTON}* below this card._`),
@@ -253,10 +307,12 @@ export function approvalCard(view: ApprovalView): SlackMessage {
   blocks.push(
     context(
       view.status === 'pending'
-        ? `${asked} · Can decide: ${approversText(view)} · Expires ${slackDate(view.expiresAt)}`
+        ? `${asked} · Can decide: ${approversText(view)}${view.escalatedAt ? ' (escalated)' : ''} · Expires ${slackDate(view.expiresAt)}`
         : asked,
     ),
   );
+  if (view.rule) blocks.push(context(`Policy: ${escapeAndTruncate(view.rule, 300)}`));
+  if (view.status === 'pending' && (view.quorum ?? 1) > 1) blocks.push(section(quorumText(view)));
   if (view.status !== 'pending') blocks.push(section(decisionText(view)));
   if (view.outcome) blocks.push(labelled('Result', view.outcome));
   blocks.push(actions(`loopgate_approval`, buttonsFor(view, shortened)));

@@ -1,6 +1,22 @@
 import type { ApprovalRecord } from '../store/records.js';
 import type { ApprovalStatus, ApprovalView } from './approval-card.js';
 
+/** What rules, quorums, grants and edits add to the card. */
+function policyView(record: ApprovalRecord): Partial<ApprovalView> {
+  return {
+    ...(record.rule ? { rule: record.rule } : {}),
+    ...((record.quorum ?? 1) > 1
+      ? { quorum: record.quorum ?? 1, votes: (record.votes ?? []).map((v) => v.by) }
+      : {}),
+    ...(record.grantOffer ? { grantOffer: record.grantOffer } : {}),
+    ...(record.schema ? { editable: true } : {}),
+    ...(record.original && record.editedBy
+      ? { edited: { by: record.editedBy, originalArgs: record.original.args } }
+      : {}),
+    ...(record.escalatedAt ? { escalatedAt: record.escalatedAt } : {}),
+  };
+}
+
 /**
  * The card's view of a stored approval. `status` overrides the record's own for states the approval
  * record does not hold (the ledger's `outcome_unknown`); `outcome` says what running the call gave.
@@ -27,5 +43,6 @@ export function approvalViewFromRecord(
     decidedAt: record.decidedAt,
     decisionReason: record.decisionReason,
     ...(outcome ? { outcome } : {}),
+    ...policyView(record),
   };
 }

@@ -13,12 +13,20 @@ export const ACTION_IDS = {
   details: 'loopgate_details',
   /** value: the approval id. Opens the Full text modal (complete arguments, preview and reason). */
   fullText: 'loopgate_full_text',
+  /** value: the approval id. Opens the Edit modal (a form from the tool's schema). */
+  edit: 'loopgate_edit',
+  /** value: the approval id. Opens the grant modal: approve, and allow similar calls for a while. */
+  approveGrant: 'loopgate_approve_grant',
+  /** value: a grant reference (see src/policy/grant-store.ts). Revokes that grant. */
+  revokeGrant: 'loopgate_revoke_grant',
 } as const;
 
 export const CALLBACK_IDS = {
   rejectReason: 'loopgate_reject_reason',
   trace: 'loopgate_trace',
   fullText: 'loopgate_full_text',
+  edit: 'loopgate_edit',
+  grant: 'loopgate_grant',
 } as const;
 
 /** block_id / action_id of the reason input in the reject-reason modal. */

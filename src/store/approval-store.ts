@@ -23,12 +23,31 @@ export const REAPPROVE_REASON = 'approved again after an unknown outcome';
 /** The decision reason of a round created by "Retry" after a transient failure that was not repeated. */
 export const RETRY_REASON = 'retried after a transient failure';
 
+/** What the policy adds to a new approval (src/policy/gate.ts decides it); every field optional. */
+export type ApprovalPolicyFields = Pick<
+  ApprovalRecord,
+  'rule' | 'quorum' | 'selfApproval' | 'grantOffer' | 'schema' | 'remindAtPercent' | 'escalation'
+>;
+
 export interface NewApproval {
   call: GatedCall;
   approvers: Approvers;
   expiresAt: number;
   /** > 1 when the call is asked again (e.g. after `outcome_unknown`); see approvalIdFor. Default 1. */
   round?: number;
+  policy?: ApprovalPolicyFields;
+  /**
+   * Decided as it is created, without a click: approved by an `allow` rule or a grant (its ledger entry
+   * opens at once), or rejected by a `deny` rule. Audited like a click.
+   */
+  decided?: {
+    status: 'approved' | 'rejected';
+    via: 'rule' | 'grant';
+    /** The grant's approver, for `via: grant`. */
+    by?: string;
+    reason: string;
+    grantId?: string;
+  };
 }
 
 export interface CreateApprovalsInput {
@@ -57,6 +76,11 @@ export interface DecideResult {
   changed: boolean;
   /** This call's decision is the one recorded. */
   won: boolean;
+  /**
+   * For an approval that needs a quorum: `counted` when this approval was counted (`won` says whether it
+   * completed the quorum), `repeated` when this person had approved already (nothing changed).
+   */
+  vote: 'counted' | 'repeated' | null;
 }
 
 /**
@@ -98,11 +122,14 @@ export class ApprovalStore {
         approvers: approversSchema.parse(a.approvers),
         createdAt: input.now,
         expiresAt: a.expiresAt,
-        status: 'pending',
-        decidedBy: null,
-        decidedAt: null,
-        decisionReason: null,
+        status: a.decided?.status ?? 'pending',
+        decidedBy: a.decided?.by ?? null,
+        decidedAt: a.decided ? input.now : null,
+        decisionReason: a.decided?.reason ?? null,
         card: null,
+        ...a.policy,
+        ...(a.decided ? { via: a.decided.via } : {}),
+        ...(a.decided?.grantId ? { grantId: a.decided.grantId } : {}),
       }),
     );
     if (records.length === 0) return [];
@@ -112,13 +139,16 @@ export class ApprovalStore {
       args.push(record.approvalId, fields.length, ...fields);
     }
     const context = { runId: input.runId, fence: input.fence };
+    const pending = records.filter((r) => r.status === 'pending');
     const [reply] = await Promise.all([
       this.ctx.script('createApprovals', [keys.header, keys.lease, keys.approvals], args),
-      this.ctx.redis.zadd(
-        this.ctx.keys.pendingApprovals,
-        'NX',
-        ...records.flatMap((r) => [r.expiresAt, r.approvalId]),
-      ),
+      pending.length > 0
+        ? this.ctx.redis.zadd(
+            this.ctx.keys.pendingApprovals,
+            'NX',
+            ...pending.flatMap((r) => [r.expiresAt, r.approvalId]),
+          )
+        : 0,
     ]);
     const entries = replyArray('createApprovals', reply, context).map((entry) => {
       const [created, ...pairs] = Array.isArray(entry) ? entry : [];
@@ -130,6 +160,8 @@ export class ApprovalStore {
     });
     const existed = entries.filter((e) => !e.created).map((e) => e.record);
     if (existed.length > 0) await this.reindex(existed);
+    const decided = entries.filter((e) => e.created && e.record.status !== 'pending');
+    for (const { record } of decided) await this.audit.appendDecision(record);
     return entries.map((e) => e.record);
   }
 
@@ -159,11 +191,12 @@ export class ApprovalStore {
     const { reply, confirmed, replicas } = byPerson
       ? await scriptWithWait(this.ctx, 'decideApproval', keys, args)
       : { reply: await this.ctx.script('decideApproval', keys, args), confirmed: true, replicas: 0 };
-    const [changed, won, ...pairs] = replyArray('decideApproval', reply, { approvalId });
+    const [changed, won, voted, ...pairs] = replyArray('decideApproval', reply, { approvalId });
     const record = decode(`approval ${approvalId}`, { approvalId }, () =>
       approvalFromHash(hashFromPairs(pairs)),
     );
-    if (won === 1 && !confirmed) {
+    const vote = voted === 1 ? 'counted' : voted === 2 ? 'repeated' : null;
+    if ((won === 1 || vote === 'counted') && !confirmed) {
       const withdrawn = await this.ctx.script('withdrawDecision', keys.slice(0, 2), [nonce]);
       if (withdrawn === 1) throw this.unconfirmed(approvalId, replicas);
     }
@@ -172,8 +205,14 @@ export class ApprovalStore {
         this.ctx.redis.zrem(this.ctx.keys.pendingApprovals, approvalId),
         this.audit.appendDecision(record, input.permalink),
       ]);
+    } else if (vote === 'counted') {
+      await this.audit.appendEvent(
+        record,
+        { event: 'vote', decider: input.decidedBy ?? '', at: input.now },
+        input.permalink,
+      );
     }
-    return { record, changed: changed === 1, won: won === 1 };
+    return { record, changed: changed === 1, won: won === 1, vote };
   }
 
   /**
@@ -219,6 +258,133 @@ export class ApprovalStore {
     }
     if (won === 1) await this.audit.appendDecision(record, input.permalink);
     return { record, won: won === 1 };
+  }
+
+  /**
+   * An approver edited a pending call's arguments: stores `next` (built by the caller: the edited
+   * arguments and hash, the policy's ask for them, votes, or already approved) as the approval's next
+   * round, and marks the edited round `superseded` (it points at the new one; the card stays). The first
+   * edit wins. Throws `not_found`, `not_pending`, `edited_already`, `expired`, `run_ended`. With
+   * `waitReplicas` > 0 the edit counts only once that many replicas have it, like `decide`: else it is
+   * undone and `durability_unconfirmed` is thrown. Audited as an edit (both hashes), then, for a round
+   * approved or voted on as it was made, as that decision or vote.
+   */
+  async edit(input: {
+    approvalId: string;
+    editedBy: string;
+    now: number;
+    next: ApprovalRecord;
+    permalink?: string;
+  }): Promise<ApprovalRecord> {
+    const { approvalId, next } = input;
+    if (next.approvalId !== nextRoundOf(approvalId)) throw new TypeError('the edit must be the next round');
+    const runKeys = this.ctx.keys.run(runIdOf(approvalId));
+    const keys = [
+      this.ctx.keys.approval(approvalId),
+      this.ctx.keys.approval(next.approvalId),
+      this.ctx.keys.ledger(next.approvalId),
+      runKeys.header,
+      runKeys.approvals,
+    ];
+    const nonce = randomUUID();
+    const fields = approvalToHash(next);
+    const reason = `edited by <@${input.editedBy}>`;
+    const { reply, confirmed, replicas } = await scriptWithWait(this.ctx, 'editApproval', keys, [
+      input.editedBy,
+      input.now,
+      nonce,
+      next.approvalId,
+      reason,
+      fields.length,
+      ...fields,
+    ]);
+    const [, ...pairs] = replyArray('editApproval', reply, { approvalId });
+    const record = decode(`approval ${next.approvalId}`, { approvalId: next.approvalId }, () =>
+      approvalFromHash(hashFromPairs(pairs)),
+    );
+    if (!confirmed) {
+      const withdrawn = await this.ctx.script(
+        'withdrawEdit',
+        [keys[0] as string, keys[1] as string, keys[2] as string, runKeys.approvals],
+        [nonce, next.approvalId],
+      );
+      if (withdrawn === 1) throw this.unconfirmed(approvalId, replicas);
+    }
+    const index = this.ctx.keys.pendingApprovals;
+    await Promise.all([
+      this.ctx.redis.zrem(index, approvalId),
+      record.status === 'pending' ? this.ctx.redis.zadd(index, record.expiresAt, record.approvalId) : 0,
+    ]);
+    const old = await this.get(approvalId);
+    if (old) {
+      await this.audit.appendEvent(
+        old,
+        { event: 'edit', decider: input.editedBy, editedArgsHash: record.argsHash, at: input.now },
+        input.permalink,
+      );
+    }
+    if (record.status !== 'pending') await this.audit.appendDecision(record, input.permalink);
+    else if ((record.votes ?? []).length > 0) {
+      await this.audit.appendEvent(
+        record,
+        { event: 'vote', decider: input.editedBy, at: input.now },
+        input.permalink,
+      );
+    }
+    return record;
+  }
+
+  /**
+   * Adds the escalation approvers of a still-pending approval (once). Returns the record and whether this
+   * call escalated it; audited as an escalation when it did.
+   */
+  async escalate(
+    approvalId: string,
+    now: number,
+  ): Promise<{ record: ApprovalRecord; changed: boolean } | null> {
+    const current = await this.get(approvalId);
+    if (!current?.escalation) return null;
+    const merged = {
+      users: [...new Set([...current.approvers.users, ...current.escalation.to.users])],
+      groups: [...new Set([...current.approvers.groups, ...current.escalation.to.groups])],
+    };
+    const reply = await this.ctx.script(
+      'escalateApproval',
+      [this.ctx.keys.approval(approvalId)],
+      [JSON.stringify(merged), now],
+    );
+    const [changed, ...pairs] = replyArray('escalateApproval', reply, { approvalId });
+    const record = decode(`approval ${approvalId}`, { approvalId }, () =>
+      approvalFromHash(hashFromPairs(pairs)),
+    );
+    if (changed === 1) {
+      const added = [...current.escalation.to.users, ...current.escalation.to.groups].join(',');
+      await this.audit.appendEvent(record, { event: 'escalation', note: `added ${added}`, at: now });
+    }
+    return { record, changed: changed === 1 };
+  }
+
+  /**
+   * Marks that the reminder at `percent` was sent; false when it was already (a redelivered timer). Marked
+   * before it is sent: a crash in between loses that reminder rather than sending it twice.
+   */
+  async markReminded(record: ApprovalRecord, percent: number, note: string, now: number): Promise<boolean> {
+    const first = await this.ctx.redis.hsetnx(
+      this.ctx.keys.approval(record.approvalId),
+      `reminded${percent}`,
+      now,
+    );
+    if (first === 1) await this.audit.appendEvent(record, { event: 'reminder', note, at: now });
+    return first === 1;
+  }
+
+  /** The latest round of an approval: itself, or the round its edits led to. */
+  async latest(approvalId: string): Promise<ApprovalRecord | null> {
+    let record = await this.get(approvalId);
+    for (let hops = 0; record?.editedTo && hops < 100; hops++) {
+      record = await this.get(record.editedTo);
+    }
+    return record;
   }
 
   /**

@@ -23,6 +23,12 @@ export const ScriptCode = {
   not_unknown: -8,
   /** A person's decision on an approval of a run that has already ended (nothing would run it). */
   run_ended: -9,
+  /** An edit of an approval round that another edit replaced first. */
+  edited_already: -10,
+  /** An edit arriving at or after the approval's expiry. */
+  expired: -11,
+  /** An edit of an approval that is no longer pending (decided, or replaced by an edit). */
+  not_pending: -12,
 } as const;
 
 export type StoreErrorCode =

@@ -67,6 +67,10 @@ export const STORE_LAYOUT = 2;
  *   <p>:thread:{<team>-<channel>-<threadTs>}:history   list  the thread's questions and answers (JSON)
  *   <p>:thread:{<team>-<channel>-<threadTs>}:active    string the run now working in the thread
  *   <p>:thread:{<team>-<channel>-<threadTs>}:inbox     list  start jobs queued behind that run
+ *   <p>:thread:{<team>-<channel>-<threadTs>}:grants    hash  grants in force in the thread (JSON by id)
+ *
+ * Grant indexes (zsets of `<team>/<channel>/<threadTs>/<grantId>` by expiry, single-key commands):
+ *   <p>:idx:grants:user:<teamId>:<userId>   <p>:idx:grants:channel:<teamId>:<channelId>
  *
  * Production Redis (a recommendation; nothing here sets Redis configuration): with the defaults, a
  * header of fields over 64 bytes is a hashtable, and every list node is kept uncompressed.
@@ -109,6 +113,8 @@ export interface ThreadKeys {
   history: string;
   active: string;
   inbox: string;
+  /** hash   grants in force in the thread, by grant id (src/store/grant-store.ts) */
+  grants: string;
 }
 
 /** Removes hash-tag braces: `{loopgate}` -> `loopgate`, `app:{lg}` -> `app:lg`. */
@@ -148,7 +154,12 @@ export function keyScheme(prefix: string): KeyScheme {
     rate: (kind, parts, window) => `${p}:rate:${kind}:${parts.map(safePart).join('-')}:${window}`,
     thread: (teamId, channelId, threadTs) => {
       const base = `${p}:thread:{${safePart(teamId)}-${safePart(channelId)}-${safePart(threadTs)}}:`;
-      return { history: `${base}history`, active: `${base}active`, inbox: `${base}inbox` };
+      return {
+        history: `${base}history`,
+        active: `${base}active`,
+        inbox: `${base}inbox`,
+        grants: `${base}grants`,
+      };
     },
   };
 }

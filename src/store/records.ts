@@ -22,13 +22,64 @@ export const slackContextSchema = z.strictObject({
 });
 export type SlackContext = z.infer<typeof slackContextSchema>;
 
-export const approvalStatusSchema = z.enum(['pending', 'approved', 'rejected', 'expired', 'cancelled']);
+/** `superseded`: an approver edited the arguments; the next round (`editedTo`) asks for the edited ones. */
+export const approvalStatusSchema = z.enum([
+  'pending',
+  'approved',
+  'rejected',
+  'expired',
+  'cancelled',
+  'superseded',
+]);
 export type ApprovalStatus = z.infer<typeof approvalStatusSchema>;
 export type ApprovalDecision = Exclude<ApprovalStatus, 'pending'>;
 
 /** Who may decide an approval: Slack user ids and user group ids. */
 export const approversSchema = z.strictObject({ users: z.array(z.string()), groups: z.array(z.string()) });
 export type Approvers = z.infer<typeof approversSchema>;
+
+/** A person's approval counted towards a quorum. */
+export const voteSchema = z.strictObject({
+  by: z.string(),
+  at: z.number(),
+  /** The decideApproval call that counted it (a resend is recognised, an unconfirmed one withdrawn). */
+  nonce: z.string().optional(),
+});
+export type Vote = z.infer<typeof voteSchema>;
+
+/**
+ * What the policy (src/policy) adds to an approval; every field optional, absent on records made before
+ * rules existed (read as: no rule, quorum 1, the policy's selfApproval, no grant, not edited).
+ */
+const policyFields = {
+  /** The rule that decided whom to ask (or that allowed or denied the call): `rule 2 of run_action (…)`. */
+  rule: z.string().optional(),
+  /** How a decision was taken without a click: by an `allow`/`deny` rule, or by a grant. */
+  via: z.enum(['rule', 'grant']).optional(),
+  /** Distinct approvals needed (default 1). */
+  quorum: z.number().int().min(1).optional(),
+  /** Approvals counted so far, oldest first (the last one is `decidedBy` once approved). */
+  votes: z.array(voteSchema).optional(),
+  /** May the requester approve (default: the policy's approvals.selfApproval)? */
+  selfApproval: z.boolean().optional(),
+  /** The rule offers "Approve and allow similar calls" on these arguments, for up to maxMinutes. */
+  grantOffer: z.strictObject({ args: z.array(z.string()), maxMinutes: z.number() }).optional(),
+  /** The grant that approved this call, or that its approver created with it. */
+  grantId: z.string().optional(),
+  /** JSON Schema of the tool's parameters, for the Edit form (absent: no Edit). */
+  schema: z.record(z.string(), z.unknown()).optional(),
+  /** The model's own arguments, when an approver edited them. */
+  original: z.strictObject({ args: z.unknown(), argsHash: z.string() }).optional(),
+  editedBy: z.string().optional(),
+  /** The round this one replaced by editing it; and, on a superseded round, the one that replaced it. */
+  editOf: z.string().optional(),
+  editedTo: z.string().optional(),
+  /** Reminders in the thread at these percentages of the approval's time. */
+  remindAtPercent: z.array(z.number()).optional(),
+  /** Who is added as approvers, and when, if nobody decided. */
+  escalation: z.strictObject({ to: approversSchema, afterMs: z.number() }).optional(),
+  escalatedAt: z.number().optional(),
+};
 
 /** One approval per gated call. */
 export const approvalRecordSchema = z.strictObject({
@@ -55,6 +106,7 @@ export const approvalRecordSchema = z.strictObject({
   decisionReason: z.string().nullable(),
   /** The approval card, once posted. */
   card: z.strictObject({ channel: z.string(), ts: z.string() }).nullable(),
+  ...policyFields,
 });
 export type ApprovalRecord = z.infer<typeof approvalRecordSchema>;
 
@@ -124,8 +176,45 @@ export function approvalToHash(record: ApprovalRecord): string[] {
     createdAt: String(record.createdAt),
     expiresAt: String(record.expiresAt),
     status: record.status,
+    ...policyHashFields(record),
   };
   return Object.entries(fields).flat();
+}
+
+/** Hash fields of the policy's additions that are set; objects as JSON. */
+function policyHashFields(record: ApprovalRecord): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const key of POLICY_KEYS) {
+    const value = record[key];
+    if (value === undefined) continue;
+    out[key] = typeof value === 'string' ? value : JSON.stringify(value);
+  }
+  if (record.status !== 'pending') {
+    out.decidedBy = record.decidedBy ?? '';
+    out.decidedAt = record.decidedAt === null ? '' : String(record.decidedAt);
+    out.decisionReason = record.decisionReason ?? '';
+  }
+  return out;
+}
+
+const POLICY_KEYS = Object.keys(policyFields) as Array<keyof typeof policyFields>;
+const STRING_KEYS: ReadonlySet<string> = new Set([
+  'rule',
+  'via',
+  'grantId',
+  'editedBy',
+  'editOf',
+  'editedTo',
+]);
+
+function policyFromHash(hash: Record<string, string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of POLICY_KEYS) {
+    const value = hash[key];
+    if (value === undefined || value === '') continue;
+    out[key] = STRING_KEYS.has(key) ? value : JSON.parse(value);
+  }
+  return out;
 }
 
 /** Parses the JSON fields, then validates; throws on a damaged record. */
@@ -150,6 +239,7 @@ export function approvalFromHash(hash: Record<string, string>): ApprovalRecord {
     decidedAt: numberOrNull(hash.decidedAt),
     decisionReason: orNull(hash.decisionReason),
     card: hash.cardChannel && hash.cardTs ? { channel: hash.cardChannel, ts: hash.cardTs } : null,
+    ...policyFromHash(hash),
   });
 }
 

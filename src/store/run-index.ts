@@ -82,6 +82,17 @@ export class RunIndex {
   async recent(scope: RunIndexScope, limit = 10): Promise<RunSummary[]> {
     const key = indexKey(this.ctx, scope);
     const runIds = await this.recentIds(scope, limit);
+    const { summaries, gone } = await this.read(runIds);
+    if (gone.length > 0) await this.ctx.redis.zrem(key, ...gone);
+    return summaries;
+  }
+
+  /** Summaries of the given runs (those that still exist), in the given order. */
+  async summaries(runIds: readonly string[]): Promise<RunSummary[]> {
+    return (await this.read(runIds)).summaries;
+  }
+
+  private async read(runIds: readonly string[]): Promise<{ summaries: RunSummary[]; gone: string[] }> {
     const rows = await Promise.all(
       runIds.map((runId) =>
         this.ctx.redis.hmget(
@@ -107,7 +118,6 @@ export class RunIndex {
       );
       summaries.push({ runId, ...row });
     });
-    if (gone.length > 0) await this.ctx.redis.zrem(key, ...gone);
-    return summaries;
+    return { summaries, gone };
   }
 }

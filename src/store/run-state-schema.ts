@@ -38,6 +38,8 @@ const retriedAttempt = z.strictObject({
   delayMs: z.number(),
 });
 
+const editedArguments = z.strictObject({ by: z.string().optional(), note: z.string(), args: z.unknown() });
+
 export const toolResultSchema = z.union([
   z.strictObject({
     ok: z.literal(true),
@@ -47,11 +49,13 @@ export const toolResultSchema = z.union([
       .optional(),
     verification: z.strictObject({ ok: z.boolean(), summary: z.string() }).optional(),
     attempts: z.array(retriedAttempt).optional(),
+    edited: editedArguments.optional(),
   }),
   z.strictObject({
     ok: z.literal(false),
     error: z.strictObject({ code: z.string(), message: z.string(), transient: z.boolean().optional() }),
     attempts: z.array(retriedAttempt).optional(),
+    edited: editedArguments.optional(),
   }),
 ]);
 

@@ -26,6 +26,9 @@ const SCRIPT_KEYS = {
   releaseThread: 3,
   reapproveCall: 5,
   withdrawReapproval: 3,
+  editApproval: 5,
+  withdrawEdit: 4,
+  escalateApproval: 1,
 } as const;
 
 export type ScriptName = keyof typeof SCRIPT_KEYS;

@@ -1,6 +1,7 @@
 import { ApprovalStore } from './approval-store.js';
 import { AuditLog } from './audit-log.js';
 import { createStoreContext, type StoreContext, type StoreOptions } from './context.js';
+import { GrantStore } from './grant-store.js';
 import { LeaseStore } from './leases.js';
 import { LedgerStore } from './ledger-store.js';
 import { RateLimits } from './rate-limits.js';
@@ -19,6 +20,7 @@ export interface Store {
   index: RunIndex;
   threads: ThreadMemory;
   rates: RateLimits;
+  grants: GrantStore;
   /** The key scheme and options in use (tests and tools). */
   context: StoreContext;
 }
@@ -43,6 +45,7 @@ export function createStore(redis: RedisClient, options: StoreOptions = {}): Sto
     index,
     threads: new ThreadMemory(context),
     rates: new RateLimits(context),
+    grants: new GrantStore(context, audit),
     context,
   };
 }

@@ -1,7 +1,7 @@
 import { cancelRun } from '../loop/decisions.js';
 import { decideAndContinue, type RunOutcome, runUntilPause } from '../loop/run.js';
 import { isFinished } from '../loop/state.js';
-import type { Decision, EngineDeps, EngineEvent, Logger } from '../loop/types.js';
+import type { Decision, EngineDeps, EngineEvent, GatedCall, Logger } from '../loop/types.js';
 import type { RunSlackContext } from '../slack/notifier-port.js';
 import { AWAITING_APPROVAL_TEXT, progressText, THINKING_TEXT } from '../slack/progress.js';
 import { RunCheckpointer, storeExecutionLedger } from '../store/engine-ports.js';
@@ -18,28 +18,38 @@ import { TraceRecorder } from './trace-recorder.js';
 export const slackContextOf = (run: LoadedRun): RunSlackContext => ({ runId: run.state.runId, ...run.slack });
 
 /**
- * Decisions people recorded for the paused turn's calls that the engine has not applied yet: the
- * approval records loadRun read in the same snapshot as the run.
+ * Decisions recorded for the paused turn's calls (by people, rules or grants) that the engine has not
+ * applied yet: the approval records loadRun read in the same snapshot as the run (the latest round of an
+ * edited one). An approved edited round carries its edited arguments, which run instead of the model's.
  */
 function recordedDecisions(loaded: LoadedRun): Decision[] {
   const { state } = loaded;
-  const records = new Map(loaded.pauseApprovals.map((record) => [record.approvalId, record]));
+  const records = new Map(loaded.pauseApprovals.map((record) => [record.toolCallId, record]));
   const decisions: Decision[] = [];
   for (const call of state.turn?.pending ?? []) {
-    const record = records.get(approvalIdFor(state.runId, call.toolCallId));
-    if (!record || record.status === 'pending') continue;
+    const record = records.get(call.toolCallId);
+    if (!record || record.status === 'pending' || record.status === 'superseded') continue;
     const base = {
       toolCallId: record.toolCallId,
       ...(record.decidedBy ? { by: record.decidedBy } : {}),
       ...(record.decisionReason ? { reason: record.decisionReason } : {}),
     };
+    const edited = record.original
+      ? { edited: { args: record.args, ...(record.editedBy ? { by: record.editedBy } : {}) } }
+      : {};
     decisions.push(
       record.status === 'approved'
-        ? { ...base, kind: 'approved', argsHash: record.argsHash }
+        ? { ...base, kind: 'approved', argsHash: record.argsHash, ...edited }
         : { ...base, kind: record.status },
     );
   }
   return decisions;
+}
+
+/** The approval (latest round) of each paused call, for its ledger entry; round 1 when none is stored. */
+function pauseApprovalIds(loaded: LoadedRun): (call: Pick<GatedCall, 'toolCallId'>) => string {
+  const ids = new Map(loaded.pauseApprovals.map((r) => [r.toolCallId, r.approvalId]));
+  return (call) => ids.get(call.toolCallId) ?? approvalIdFor(loaded.state.runId, call.toolCallId);
 }
 
 function progressOf(event: EngineEvent): string | null {
@@ -66,11 +76,26 @@ export function advanceRun(rt: WorkerRuntime, runId: string, jobId: string): Pro
   return withRunLease(rt, runId, jobId, log, async (lease) => {
     const trace = new TraceRecorder(rt.store.runs, runId, rt.clock.now, rt.untrustedToolText);
     try {
-      return await advanceHeld(rt, runId, lease, trace, log);
+      return await advanceHeld(rt, runId, lease, trace, log, 0);
     } finally {
       await trace.flush().catch((err: unknown) => log.warn({ err }, 'could not write the trace'));
     }
   });
+}
+
+const MAX_AUTO_ROUNDS = 50;
+
+/** A pause some of whose calls were decided as they were stored: apply them now, in this job. */
+function continueDecided(
+  rt: WorkerRuntime,
+  runId: string,
+  lease: HeldLease,
+  trace: TraceRecorder,
+  log: Logger,
+  rounds: number,
+): Promise<AdvanceResult> {
+  if (rounds >= MAX_AUTO_ROUNDS) return Promise.resolve({ type: 'busy', retryInMs: 0 });
+  return advanceHeld(rt, runId, lease, trace, log, rounds + 1);
 }
 
 async function advanceHeld(
@@ -79,6 +104,11 @@ async function advanceHeld(
   lease: HeldLease,
   trace: TraceRecorder,
   log: Logger,
+  /**
+   * How many pauses this job already found decided at once (by a rule or a grant) and went on from. Each
+   * such round applies at least one decision; past MAX_AUTO_ROUNDS the run is handed back to the queue.
+   */
+  rounds: number,
 ): Promise<AdvanceResult> {
   const { fence } = lease;
   const loaded = await rt.store.runs.loadRun(runId);
@@ -111,7 +141,12 @@ async function advanceHeld(
       if (lease.lost()) log.warn({}, 'checkpoint after a failed lease renewal');
       await checkpointer.checkpoint(state, trace.take());
     },
-    ledger: storeExecutionLedger(rt.store.ledger, { runId, fence, clock: rt.clock }),
+    ledger: storeExecutionLedger(rt.store.ledger, {
+      runId,
+      fence,
+      clock: rt.clock,
+      approvalIdOf: pauseApprovalIds(loaded),
+    }),
   };
   const cancelRequested = () => loaded.cancelRequest !== null || checkpointer.cancelRequested;
   // A job whose lease may have passed to another stops at the boundary, before its next model call.
@@ -125,11 +160,12 @@ async function advanceHeld(
     const decisions = recordedDecisions(loaded);
     if (decisions.length === 0) {
       // Nothing decided yet: make sure the pause is fully posted (a crash may have cut it short).
-      await postPause(rt, loaded.state, ctx, fence);
+      const { decided } = await postPause(rt, loaded.state, ctx, fence);
+      if (decided) return continueDecided(rt, runId, lease, trace, log, rounds);
       return { type: 'done' };
     }
     outcome = await decideAndContinue(state, decisions, deps, boundary);
-    await markUnknownOutcomes(rt, state, outcome.state);
+    await markUnknownOutcomes(rt, state, outcome.state, pauseApprovalIds(loaded));
   } else {
     outcome = await runUntilPause(state, deps, boundary);
   }
@@ -141,8 +177,10 @@ async function advanceHeld(
     await deps.checkpoint!(state);
     await cancelApprovalCards(rt, state, by ?? 'loopgate');
   } else if (outcome.type === 'interruption') {
-    await postPause(rt, state, ctx, fence);
+    const { decided } = await postPause(rt, state, ctx, fence);
     await rt.notifier.flush(ctx);
+    // Calls a rule or grant decided (or all of them) are applied at once, through the ledger.
+    if (decided) return continueDecided(rt, runId, lease, trace, log, rounds);
   }
   if (outcome.type === 'yielded') {
     log.info(

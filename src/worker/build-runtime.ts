@@ -12,6 +12,7 @@ import type { ModelPort } from '../loop/types.js';
 import { redisCallDefinitions } from '../mcp/call-definitions.js';
 import { McpSource } from '../mcp/mcp-source.js';
 import { redisRunCancelled } from '../mcp/run-cancelled.js';
+import { decideGate } from '../policy/gate.js';
 import type { RunsQueue } from '../queue/runs-queue.js';
 import { SlackNotifier } from '../slack/notifier.js';
 import { createTimeZoneLookup } from '../slack/time-zones.js';
@@ -128,6 +129,7 @@ export async function buildWorkerRuntime({
     policy: {
       limits: limitsFromPolicy(policy),
       approversFor: (tool) => approversFor(policy, tool),
+      gate: (tool, args) => decideGate(policy, tool, args),
       approvalTtlMs: policy.approvals.expiresAfterMinutes * 60_000,
       systemPrompt: (channelId, now) =>
         buildSystemPrompt({

@@ -77,8 +77,15 @@ export async function handleStart(
  * A decision was recorded: apply it (and any other recorded ones) and continue the run. A later round of
  * an approval ("Approve again" after an unknown outcome) runs that one call again instead.
  */
-export function handleResume(rt: WorkerRuntime, data: ResumeJobData, jobId: string): Promise<AdvanceResult> {
-  if (roundOf(data.approvalId) > 1) return rerunApproved(rt, data, jobId);
+export async function handleResume(
+  rt: WorkerRuntime,
+  data: ResumeJobData,
+  jobId: string,
+): Promise<AdvanceResult> {
+  // A later round made by an edit is the paused call itself (with edited arguments), not a run again.
+  if (roundOf(data.approvalId) > 1 && !(await rt.store.approvals.get(data.approvalId))?.editOf) {
+    return rerunApproved(rt, data, jobId);
+  }
   return advanceRun(rt, data.runId, jobId);
 }
 
@@ -88,8 +95,10 @@ export async function handleExpire(
   data: ExpireJobData,
   jobId: string,
 ): Promise<AdvanceResult> {
+  // An edited approval's timer expires the round its edits led to.
+  const latest = await rt.store.approvals.latest(data.approvalId);
   const { record, changed } = await rt.store.approvals.decide({
-    approvalId: data.approvalId,
+    approvalId: latest?.approvalId ?? data.approvalId,
     decision: 'expired',
     now: rt.clock.now(),
   });

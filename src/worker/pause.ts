@@ -1,42 +1,50 @@
 import type { ActionRecord, RunState } from '../loop/types.js';
-import { addRunJob } from '../queue/runs-queue.js';
 import { approvalViewFromRecord } from '../slack/approval-view.js';
 import type { RunSlackContext } from '../slack/notifier-port.js';
 import { approvalIdFor } from '../store/ids.js';
+import { gateOf, grantFor, planApproval } from './approval-plan.js';
+import { addTimers } from './approval-timers.js';
 import type { WorkerRuntime } from './runtime.js';
 
 /**
- * Makes a pause visible and durable: one approval record per gated call (who may decide, until when),
- * one card per call in the thread, one delayed `expire` job per approval as its timer. Idempotent: a
- * recovered job finds the records, posts only cards that are missing and re-adds timers by their ids.
+ * Makes a pause visible and durable: one approval record per gated call, as the policy decides it (asked
+ * of whom, how many, until when; or allowed or denied by a rule, or approved by a grant: those are decided
+ * as they are stored, get no card and no timers), one card per asked call in the thread, and delayed jobs
+ * as its timers (expiry, reminders, escalation). Idempotent: a recovered job finds the records, posts only
+ * cards that are missing and re-adds timers by their ids. Returns whether a call of the pause is decided
+ * already (by a rule or a grant, or by a click a crash left unapplied): the caller applies it at once.
  */
-export async function postPause(rt: WorkerRuntime, state: RunState, ctx: RunSlackContext, fence: number) {
+export async function postPause(
+  rt: WorkerRuntime,
+  state: RunState,
+  ctx: RunSlackContext,
+  fence: number,
+): Promise<{ decided: boolean }> {
   const pending = state.turn?.pending ?? [];
-  if (pending.length === 0) return;
+  if (pending.length === 0) return { decided: false };
   const now = rt.clock.now();
+  const approvals = await Promise.all(
+    pending.map(async (call) => {
+      const decision = gateOf(rt.policy, call);
+      return planApproval(rt, call, decision, now, await grantFor(rt, ctx, state.runId, call, decision, now));
+    }),
+  );
   const records = await rt.store.approvals.createApprovals({
     runId: state.runId,
     fence,
     requester: state.requester.userId,
     now,
-    approvals: pending.map((call) => ({
-      call,
-      approvers: rt.policy.approversFor(call.tool),
-      expiresAt: now + rt.policy.approvalTtlMs,
-    })),
+    approvals,
   });
   for (const record of records) {
     if (record.status !== 'pending') continue;
-    await addRunJob(
-      rt.queue,
-      { name: 'expire', data: { v: 1, runId: state.runId, approvalId: record.approvalId } },
-      record.expiresAt - now,
-    );
+    await addTimers(rt, record, now);
     if (record.card) continue;
     // Throws when Slack refuses: the job is retried, since nobody can decide on a card that is not there.
     const card = await rt.notifier.approvalCard(ctx, approvalViewFromRecord(record));
     await rt.store.approvals.setCard(record.approvalId, card);
   }
+  return { decided: records.some((r) => r.status === 'approved' || r.status === 'rejected') };
 }
 
 /**
@@ -62,9 +70,14 @@ export async function againStatusOf(
  * them), or that failed transiently and were not repeated: their cards say so and offer to run them
  * again ("Approve again", "Retry").
  */
-export async function markUnknownOutcomes(rt: WorkerRuntime, before: RunState, after: RunState) {
+export async function markUnknownOutcomes(
+  rt: WorkerRuntime,
+  before: RunState,
+  after: RunState,
+  approvalIdOf: (call: { toolCallId: string }) => string = (c) => approvalIdFor(after.runId, c.toolCallId),
+) {
   for (const action of after.actions.slice(before.actions.length)) {
-    const approvalId = approvalIdFor(after.runId, action.toolCallId);
+    const approvalId = approvalIdOf(action);
     const status = await againStatusOf(rt, approvalId, action.outcome);
     if (!status) continue;
     const record = await rt.store.approvals.get(approvalId);

@@ -1,5 +1,6 @@
 import { DelayedError, type Job } from 'bullmq';
 import { parseJobData } from '../queue/job-data.js';
+import { handleEscalate, handleRemind } from './approval-timers.js';
 import { handleCancel, handleExpire, handleResume, handleStart } from './handlers.js';
 import type { AdvanceResult } from './run-lease.js';
 import type { WorkerRuntime } from './runtime.js';
@@ -42,6 +43,12 @@ export function runsProcessor(rt: WorkerRuntime) {
         break;
       case 'cancel':
         result = await handleCancel(rt, parsed.data, jobId);
+        break;
+      case 'remind':
+        result = await handleRemind(rt, parsed.data);
+        break;
+      case 'escalate':
+        result = await handleEscalate(rt, parsed.data);
         break;
     }
     rt.metrics?.jobsProcessed.inc({ job: parsed.name, outcome: result.type });

@@ -1,5 +1,6 @@
 import type { AnyTool, Clock, Logger, ModelPort, RunLimits } from '../loop/types.js';
 import type { Metrics } from '../metrics/metrics.js';
+import type { GateDecision } from '../policy/gate.js';
 import type { RunsQueue } from '../queue/runs-queue.js';
 import type { Notifier } from '../slack/notifier-port.js';
 import type { Approvers } from '../store/records.js';
@@ -11,6 +12,11 @@ export interface RunPolicy {
   /** Budgets and brakes fixed into each new run. */
   limits: RunLimits;
   approversFor(tool: string): Approvers;
+  /**
+   * The policy's rules on a gated call's arguments (src/policy/gate.ts): allow, deny, or ask whom. Absent:
+   * every call asks `approversFor(tool)`, one of them, within `approvalTtlMs`.
+   */
+  gate?(tool: string, args: unknown): GateDecision;
   /** How long an approval card waits for a decision. */
   approvalTtlMs: number;
   systemPrompt(channelId: string, now: Date): string;

@@ -9,12 +9,14 @@ import type { Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { type BotApp, createBotApp, EVENTS_PATH } from '../../src/bot/app.js';
 import { type Policy, parsePolicy } from '../../src/config/policy.js';
+import { approversFor } from '../../src/config/policy-limits.js';
 import { createLogger } from '../../src/log/logger.js';
 import { createRun } from '../../src/loop/state.js';
 import type { GatedCall, RunState } from '../../src/loop/types.js';
 import { createRedisConnection, createRunsQueue, type RunsQueue } from '../../src/queue/index.js';
 import { approvalCard } from '../../src/slack/approval-card.js';
 import { approvalViewFromRecord } from '../../src/slack/approval-view.js';
+import type { ApprovalPolicyFields } from '../../src/store/approval-store.js';
 import { type ApprovalRecord, createStore, type Store, type StoreOptions } from '../../src/store/index.js';
 import { type FakeSlack, type FakeSlackOptions, startFakeSlack } from '../fakes/slack-api-server.js';
 import {
@@ -114,6 +116,10 @@ export interface BotFixture {
     channel?: string;
     /** The gated call's arguments (default: a restart of payments). */
     args?: unknown;
+    /** What a policy rule adds (quorum, grant offer, schema…). */
+    policy?: ApprovalPolicyFields;
+    /** Who may decide; default the tool's approvers in the policy. */
+    approvers?: { users: string[]; groups: string[] };
   }): Promise<PendingApproval>;
   cleanup(): Promise<void>;
 }
@@ -249,8 +255,9 @@ export async function startBotFixture(options: BotFixtureOptions = {}): Promise<
         approvals: [
           {
             call,
-            approvers: { users: [MANAGER, REQUESTER], groups: [GROUP] },
+            approvers: opts.approvers ?? approversFor(policy, tool),
             expiresAt: now + (opts.expiresInMs ?? HOUR),
+            ...(opts.policy ? { policy: opts.policy } : {}),
           },
         ],
       });

@@ -11,6 +11,7 @@ import { withRetries } from '../../src/bot/retry.js';
 import type { MessageEvent } from '../../src/bot/slack-payloads.js';
 import { ConfigError } from '../../src/config/errors.js';
 import { parsePolicy } from '../../src/config/policy.js';
+import { approversFor } from '../../src/config/policy-limits.js';
 import { createLogger } from '../../src/log/logger.js';
 import { runChecks } from '../../src/metrics/http.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
@@ -108,15 +109,29 @@ describe('approvers', () => {
     expect(lookups).toEqual(['S1', 'S1']);
   });
 
-  it("uses the tool's own approvers when set, and refuses self-approval but not self-rejection", async () => {
+  it("uses the approval's own approvers (the tool's, as the policy set them), and refuses self-approval but not self-rejection", async () => {
     const groups = createGroupMembers({ clock: { now: () => 0 }, lookup: async () => ['U0SRE'] });
-    const call = { tool: 'post_message', requester: 'U0ALICE' };
+    const asked = (tool: string, requester: string) => ({
+      tool,
+      requester,
+      approvers: approversFor(policy, tool),
+    });
+    const call = asked('post_message', 'U0ALICE');
     expect(await mayDecide(policy, call, 'U0COMMS', 'approve', groups)).toEqual({ ok: true });
     expect(await mayDecide(policy, call, 'U0MGR', 'approve', groups)).toEqual({
       ok: false,
       reason: 'not_approver',
     });
-    const http = { tool: 'http_request', requester: 'U0MGR' };
+    const http = asked('http_request', 'U0MGR');
+    // A rule's selfApproval and approvers, stored on the approval, win over the policy's.
+    expect(await mayDecide(policy, { ...http, selfApproval: true }, 'U0MGR', 'approve', groups)).toEqual({
+      ok: true,
+    });
+    const leadsOnly = { ...http, approvers: { users: ['U0LEAD'], groups: [] } };
+    expect(await mayDecide(policy, leadsOnly, 'U0SRE', 'approve', groups)).toEqual({
+      ok: false,
+      reason: 'not_approver',
+    });
     expect(await mayDecide(policy, http, 'U0SRE', 'approve', groups)).toEqual({ ok: true });
     expect(await mayDecide(policy, http, 'U0MGR', 'approve', groups)).toEqual({
       ok: false,

@@ -10,6 +10,55 @@ const SECRETS = { GRAFANA_AUTH: 'Bearer g', DEPLOY_API_AUTH: 'Bearer d', PD_ROUT
 const work = emptyWorkDir();
 afterAll(() => work.remove());
 
+describe('loopgate policy test', () => {
+  const test = (tool: string, args: unknown, extra: string[] = []) =>
+    runCli(['policy', 'test', tool, JSON.stringify(args), '--config', EXAMPLE, ...extra], SECRETS, work.dir);
+
+  it('says which rule decides a call and why the rules before it did not match', async () => {
+    const prod = await test('run_action', {
+      action: 'restart_service',
+      params: { service: 'payments', env: 'prod' },
+    });
+    expect(prod).toMatchObject({ code: 0, stderr: '' });
+    expect(prod.stdout).toBe(
+      [
+        'run_action {"action":"restart_service","params":{"service":"payments","env":"prod"}}',
+        '  rule 1 of run_action (staging restarts): no match: params.env is "prod", expected "staging"',
+        '  rule 2 of run_action (prod restarts): matches',
+        '=> rule 2 of run_action (prod restarts): asks S0SRELEADS; 2 distinct approvals needed; the requester may not approve; expires after 30 min; reminders at 50%, 90%; escalates to U012MANAGER after 20 min',
+        '',
+      ].join('\n'),
+    );
+    const staging = await test('run_action', { action: 'restart_service', params: { env: 'staging' } });
+    expect(staging.stdout).toContain('=> allowed by rule 1 of run_action (staging restarts)');
+    const denied = await test('post_message', { channel: 'C0OPS', text: 'password: hunter2' });
+    expect(denied.stdout).toContain(
+      '=> denied by rule 1 of post_message (no credentials): nothing runs; the model is told "Never post credentials in a channel."',
+    );
+    const none = await test('page_oncall', { summary: 'x' }, ['--json']);
+    expect(JSON.parse(none.stdout)).toMatchObject({
+      tool: 'page_oncall',
+      tried: [],
+      decision: {
+        kind: 'ask',
+        rule: null,
+        quorum: 1,
+        approvers: { users: ['U012MANAGER'], groups: ['S0SRELEADS'] },
+      },
+    });
+  });
+
+  it('refuses arguments that are not JSON, with exit 2', async () => {
+    const bad = await runCli(
+      ['policy', 'test', 'run_action', '{nope', '--config', EXAMPLE],
+      SECRETS,
+      work.dir,
+    );
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('the arguments are not JSON');
+  });
+});
+
 describe('loopgate check-config', () => {
   it('accepts loopgate.example.yaml and summarises tools, approvers, budgets and channels', async () => {
     const result = await runCli(['check-config', EXAMPLE], SECRETS, work.dir);
@@ -22,6 +71,14 @@ describe('loopgate check-config', () => {
     );
     expect(out).toContain('budgets:   12 steps, 5m 00s active time, 200000 tokens, $0.5;');
     expect(out).toMatch(/\n {4}run_action\s+write\s+approvers: S0SRELEADS\n/);
+    // Each tool's rules, in order, then what a call no rule matches gets.
+    expect(out).toContain(
+      [
+        '      rule 1 of run_action (staging restarts): when action = "restart_service" and params.env = "staging" -> allow (runs without a person; audited)',
+        '      rule 2 of run_action (prod restarts): when action = "restart_service" and params.env = "prod" -> ask S0SRELEADS, quorum 2, expires after 30 min',
+        '      otherwise: ask S0SRELEADS',
+      ].join('\n'),
+    );
     expect(out).toMatch(/\n {4}page_oncall\s+notify approvers: U012MANAGER, S0SRELEADS\n/);
     expect(out).toMatch(/\n {4}lookup_customer\s+read\n/);
   });

@@ -108,8 +108,25 @@ async function everyOperation(runId: string): Promise<void> {
   });
   expect(again.record.approvalId).toBe(nextRoundOf(second.approvalId));
   await store.approvals.markReported(again.record.approvalId, T0 + 6);
+  const edited = await store.approvals.edit({
+    approvalId: third.approvalId,
+    editedBy: 'U0M',
+    now: T0 + 6,
+    next: {
+      ...third,
+      approvalId: nextRoundOf(third.approvalId),
+      args: { edited: true },
+      argsHash: 'e'.repeat(64),
+      original: { args: third.args, argsHash: third.argsHash },
+      editedBy: 'U0M',
+      editOf: third.approvalId,
+      escalation: { to: { users: ['U0LEAD'], groups: [] }, afterMs: 1 },
+    },
+  });
+  expect(edited.status).toBe('pending');
+  expect((await store.approvals.escalate(edited.approvalId, T0 + 6))?.changed).toBe(true);
   expect(await store.approvals.cancelPending(runId, 'U0ALICE', 'cancelled', T0 + 7)).toHaveLength(1);
-  expect(await store.approvals.listForRun(runId)).toHaveLength(4);
+  expect(await store.approvals.listForRun(runId)).toHaveLength(5);
   const ended: RunState = { ...advance(state, 1), status: 'cancelled', stopReason: 'cancelled', turn: null };
   await store.runs.saveStep({ runId, fence, state: ended, persisted });
   await store.runs.expireRun(runId);
@@ -135,7 +152,8 @@ describe('the store on a Redis Cluster', () => {
       // runs them on a cluster with replicas.
       new Set(
         SCRIPT_NAMES.filter(
-          (name) => !['pauseApprovals', 'withdrawDecision', 'withdrawReapproval'].includes(name),
+          (name) =>
+            !['pauseApprovals', 'withdrawDecision', 'withdrawReapproval', 'withdrawEdit'].includes(name),
         ),
       ),
     );

@@ -26,7 +26,14 @@ describe('parsePolicy', () => {
   it('accepts an empty file with defaults and no tools', () => {
     const policy = parsePolicy('', { env: {} });
     expect(policy.tools).toEqual({});
-    expect(policy.approvals).toEqual({ approvers: [], selfApproval: false, expiresAfterMinutes: 60 });
+    expect(policy.approvals).toEqual({
+      approvers: [],
+      selfApproval: false,
+      expiresAfterMinutes: 60,
+      remindAtPercent: [],
+      trusted: [],
+    });
+    expect(policy.rules).toEqual({});
     expect(policy.channels).toEqual({ allow: [], prompt: {} });
     expect(policy.custom).toEqual([]);
   });

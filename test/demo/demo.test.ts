@@ -31,7 +31,7 @@ describe('npm run demo', { timeout: 70_000 }, () => {
     expect(out).toContain('│ ■ ✅ Approved: run_action');
     expect(out).toMatch(/│ ✅ \*Approved\* by @manager /);
     expect(out).toContain(
-      '(edited in place: it first read "✋ Approval needed: run_action" with [ Approve ] [ Reject ] [ Details ])',
+      '(edited in place: it first read "✋ Approval needed: run_action" with [ Approve ] [ Reject ] [ Edit ] [ Details ])',
     );
     expect(out).toContain('Sends **POST** `http://127.0.0.1:');
     // Exactly one restart, verified.

@@ -237,8 +237,8 @@ export interface ViewSubmissionInput {
   user: string;
   callbackId: string;
   privateMetadata: string;
-  /** `state.values`: `{ [blockId]: { [actionId]: { type, value } } }`. */
-  values: Record<string, Record<string, { type: string; value?: string | null }>>;
+  /** `state.values`: `{ [blockId]: { [actionId]: { type, value } } }` (or selected_option(s) for selects). */
+  values: Record<string, Record<string, { type: string; value?: string | null; [field: string]: unknown }>>;
   viewId?: string;
   /** The blocks of the submitted view (defaults to none). */
   blocks?: unknown[];

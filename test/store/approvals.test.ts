@@ -186,6 +186,16 @@ describe('decideApproval', () => {
       requestedAt: T0,
       decidedAt: T0 + 60_000,
       permalink: 'https://example.slack.com/archives/C0OPS/p1767000000000100',
+      // Nothing of rules, quorums, grants or edits was involved.
+      event: 'decision',
+      via: '',
+      rule: '',
+      quorum: '',
+      votes: '',
+      grantId: '',
+      editedArgsHash: '',
+      originalArgsHash: '',
+      note: '',
     });
   });
 

@@ -8,7 +8,7 @@ import { addRunJob, createRunsQueue, type RunsQueue } from '../../src/queue/runs
 import { runIdForEvent } from '../../src/store/ids.js';
 import { createStore, type Store } from '../../src/store/store.js';
 import { closeWorker, createRunWorker } from '../../src/worker/run-worker.js';
-import type { WorkerRuntime } from '../../src/worker/runtime.js';
+import type { RunPolicy, WorkerRuntime } from '../../src/worker/runtime.js';
 import { deleteKeys } from '../store/redis-fixture.js';
 import { silentLogger, testTools } from './engine.js';
 import { RecordingNotifier } from './recording-notifier.js';
@@ -23,6 +23,8 @@ export interface HarnessOptions {
   leaseTtlMs?: number;
   /** Start jobs a thread's inbox holds (the store's default when absent). */
   maxQueuedPerThread?: number;
+  /** The policy's rules (e.g. `(tool, args) => decideGate(policy, tool, args)`); none: ask UMGR. */
+  gate?: RunPolicy['gate'];
 }
 
 /**
@@ -76,6 +78,7 @@ export async function createHarness(options: HarnessOptions) {
       },
       approversFor: () => ({ users: ['UMGR'], groups: [] }),
       approvalTtlMs: options.approvalTtlMs ?? 3_600_000,
+      ...(options.gate ? { gate: options.gate } : {}),
       systemPrompt: () => 'You are loopgate (test).',
     },
     clock: { now: () => Date.now() },

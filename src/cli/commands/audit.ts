@@ -10,9 +10,12 @@ import { parseInstant } from '../time-range.js';
 
 const help = `Usage: loopgate audit --since <time> [--until <time>] [--out <file>]
 
-Exports the audit log (every approval decision: approved, rejected, expired, cancelled) as JSON Lines,
-oldest first: one object per line with the stream entry id and the entry's fields (approvalId, runId,
-tool, argsHash, requester, decider, decision, reason, requestedAt, decidedAt, permalink; times in ms).
+Exports the audit log (every approval decision: approved, rejected, expired, cancelled, superseded by an
+edit; and the events around them: quorum votes, edits, reminders, escalations, grants created and revoked)
+as JSON Lines, oldest first: one object per line with the stream entry id and the entry's fields
+(approvalId, runId, tool, argsHash, requester, decider, decision, reason, requestedAt, decidedAt,
+permalink, event, via (rule|grant), rule, quorum, votes, grantId, editedArgsHash, originalArgsHash, note;
+times in ms).
 
   --since <time>  start of the range (inclusive), required
   --until <time>  end of the range (inclusive), default now

@@ -1,7 +1,9 @@
 --[[
   createApprovals-3: store the approval records of one pause (all gated calls of a turn) at once,
   if the caller holds the run's lease. Records that already exist are left untouched, so writing the
-  same pause twice (a redelivered job) neither duplicates nor resets a decision.
+  same pause twice (a redelivered job) neither duplicates nor resets a decision. A record created already
+  `approved` (by a policy rule or a grant) opens its call's execution ledger entry at once, as a click's
+  decision would (decideApproval-3), so it runs through the same ledger.
 
   KEYS[1] header   KEYS[2] lease   KEYS[3] approvals set
   ARGV[1] fence   ARGV[2] run key base `<p>:run:{<runId>}:`
@@ -24,6 +26,12 @@ while i <= #ARGV do
     redis.call('HSET', key, unpack(ARGV, i + 2, i + 1 + k))
     redis.call('SADD', KEYS[3], id)
     followHeaderTtl(KEYS[1], key)
+    if redis.call('HGET', key, 'status') == 'approved' then
+      local ledger = ARGV[2] .. 'ledger:' .. id
+      redis.call('HSET', ledger, 'status', 'approved', 'attempts', 0,
+        'approvedAt', redis.call('HGET', key, 'decidedAt'), 'argsHash', redis.call('HGET', key, 'argsHash'))
+      followHeaderTtl(KEYS[1], ledger)
+    end
     created = 1
   end
   local entry = {created}

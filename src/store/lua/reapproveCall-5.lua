@@ -34,7 +34,8 @@ else
     return -8
   end
   redis.call('HSET', new, unpack(redis.call('HGETALL', old)))
-  redis.call('HDEL', new, 'reportedAt')
+  -- Not an edit of the earlier round, and approved by this click alone (its quorum was met before).
+  redis.call('HDEL', new, 'reportedAt', 'editOf', 'editedTo', 'editNonce', 'votes')
   redis.call('HSET', new, 'approvalId', ARGV[4], 'status', 'approved', 'createdAt', ARGV[2],
     'decidedBy', ARGV[1], 'decidedAt', ARGV[2], 'decisionReason', reason, 'decisionNonce', ARGV[3])
   redis.call('HSET', newLedger, 'status', 'approved', 'attempts', 0, 'approvedAt', ARGV[2],

@@ -42,7 +42,10 @@ export async function askToDeploy(
   return { tag, channel, url, asked, card };
 }
 
-/** The pending card as a person sees it: what would be sent, who asked, who may decide, three buttons. */
+/**
+ * The pending card as a person sees it: what would be sent, who asked, who may decide, its buttons (Edit
+ * too: the worker keeps the tool's schema on the approval).
+ */
 export function expectPendingCard(w: SlackWorld, c: DeployCase, requester: string = PEOPLE.requester): void {
   const message = w.message(c.card);
   const words = wordsOf(message);
@@ -54,6 +57,7 @@ export function expectPendingCard(w: SlackWorld, c: DeployCase, requester: strin
   expect(buttonsOf(message.blocks).map((b) => [b.actionId, b.value])).toEqual([
     [ACTION_IDS.approve, c.card.approvalId],
     [ACTION_IDS.reject, c.card.approvalId],
+    [ACTION_IDS.edit, c.card.approvalId],
     [ACTION_IDS.details, c.asked.runId],
   ]);
 }

@@ -79,6 +79,8 @@ export interface SlackWorldOptions {
   redisUrl?: string;
   /** YAML lines appended to the policy file (e.g. an `mcp:` section). */
   policyExtra?: readonly string[];
+  /** YAML lines added under `approvals:` (indented two spaces, e.g. `  trusted: [http_request]`). */
+  approvalsExtra?: readonly string[];
   /**
    * Seed nodes (`host:port`) of a Redis Cluster: the processes get REDIS_CLUSTER_NODES instead of
    * REDIS_URL, and the world's own store and queue connect to the cluster too.
@@ -176,13 +178,14 @@ export interface SlackWorld {
 interface PolicyYamlOptions {
   /** YAML lines appended at the end (e.g. an `mcp:` section). */
   extra?: readonly string[] | undefined;
+  approvalsExtra?: readonly string[] | undefined;
   fallbackUrl?: string | undefined;
   httpRequestTimeoutSeconds?: number | undefined;
 }
 
 function policyYaml(
   fixtureUrl: string,
-  { extra = [], fallbackUrl, httpRequestTimeoutSeconds }: PolicyYamlOptions = {},
+  { extra = [], approvalsExtra = [], fallbackUrl, httpRequestTimeoutSeconds }: PolicyYamlOptions = {},
 ): string {
   return [
     ...(fallbackUrl
@@ -197,6 +200,7 @@ function policyYaml(
     '  selfApproval: false',
     // The schema's minimum is 1 minute: the expiry test promotes the delayed expire job instead.
     '  expiresAfterMinutes: 30',
+    ...approvalsExtra,
     'tools:',
     '  http_get:',
     '    allow:',
@@ -323,6 +327,7 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
       'loopgate.yaml',
       policyYaml(fixture.url, {
         extra: options.policyExtra,
+        approvalsExtra: options.approvalsExtra,
         fallbackUrl: fallbackOpenai?.url,
         httpRequestTimeoutSeconds: options.httpRequestTimeoutSeconds,
       }),

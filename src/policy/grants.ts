@@ -1,0 +1,74 @@
+/**
+ * Grants ("Approve and allow similar calls"): an approver approves a call and lets later calls of the same
+ * tool, matched by the same rule, with the same values of the arguments that rule names (`grant.args`),
+ * run without a card for a while, in the same Slack thread (or only in the same run). A grant lives under
+ * its thread's key, so it never crosses threads, channels or tools; each use is audited as "granted by".
+ */
+import { canonicalJson } from '../loop/hash.js';
+import { valueAt } from './conditions.js';
+
+export interface Grant {
+  grantId: string;
+  tool: string;
+  /** The rule that offered it (`rule 2 of post_message (incident updates)`): a call another rule decides is not covered. */
+  rule: string;
+  /** The values of the rule's grant arguments, by argument path. */
+  values: Record<string, unknown>;
+  scope: 'thread' | 'run';
+  /** The run it was granted in (the only run it covers with scope `run`). */
+  runId: string;
+  teamId: string;
+  channelId: string;
+  threadTs: string;
+  grantedBy: string;
+  grantedAt: number;
+  expiresAt: number;
+  /** The approval it was granted with. */
+  approvalId: string;
+  /** Who may revoke it besides its grantor: the approvers of the approval it was granted with. */
+  approvers: { users: string[]; groups: string[] };
+}
+
+/** The values a grant on `argNames` keeps from `args`; null when one of them is absent. */
+export function grantValues(args: unknown, argNames: readonly string[]): Record<string, unknown> | null {
+  const values: Record<string, unknown> = {};
+  for (const name of argNames) {
+    const value = valueAt(args, name);
+    if (value === undefined) return null;
+    values[name] = value;
+  }
+  return values;
+}
+
+export interface GrantQuery {
+  tool: string;
+  rule: string;
+  args: unknown;
+  runId: string;
+  now: number;
+}
+
+/** Whether `grant` covers this call: same tool and rule, same values, in force, and in its run if so scoped. */
+export function grantCovers(grant: Grant, call: GrantQuery): boolean {
+  if (grant.tool !== call.tool || grant.rule !== call.rule || call.now >= grant.expiresAt) return false;
+  if (grant.scope === 'run' && grant.runId !== call.runId) return false;
+  const names = Object.keys(grant.values);
+  if (names.length === 0) return false;
+  return names.every((name) => {
+    const value = valueAt(call.args, name);
+    return value !== undefined && canonicalJson(value) === canonicalJson(grant.values[name]);
+  });
+}
+
+/** `grants` of a thread, the one that covers the call (the latest-expiring), or undefined. */
+export function coveringGrant(grants: readonly Grant[], call: GrantQuery): Grant | undefined {
+  return grants.filter((g) => grantCovers(g, call)).sort((a, b) => b.expiresAt - a.expiresAt)[0];
+}
+
+/** What a grant covers, in words: `post_message with channel = "C0INC" in this thread until 14:00`. */
+export function grantScopeText(grant: Pick<Grant, 'tool' | 'values' | 'scope'>): string {
+  const values = Object.entries(grant.values)
+    .map(([k, v]) => `${k} = ${JSON.stringify(v)}`)
+    .join(', ');
+  return `\`${grant.tool}\` with ${values} in this ${grant.scope === 'run' ? 'run' : 'thread'}`;
+}

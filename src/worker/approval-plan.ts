@@ -1,0 +1,133 @@
+/**
+ * Turns the policy's verdict on each gated call of a pause into the approval record to store: asked of
+ * people (whom, how many, until when), or decided at once by an `allow`/`deny` rule or a grant. Decided
+ * records are stored exactly like clicked decisions (same record, same ledger entry, audited), so an
+ * allowed call runs through the same execution ledger as an approved one.
+ */
+
+import { toolSchema } from '../loop/tool-schemas.js';
+import type { GatedCall } from '../loop/types.js';
+import type { AskDecision, GateDecision } from '../policy/gate.js';
+import { coveringGrant } from '../policy/grants.js';
+import type { RunSlackContext } from '../slack/notifier-port.js';
+import type { NewApproval } from '../store/approval-store.js';
+import type { RunPolicy, WorkerRuntime } from './runtime.js';
+
+/** A tool schema larger than this is not kept on the approval: the card then offers no Edit. */
+const MAX_SCHEMA_CHARS = 20_000;
+
+/** The policy's verdict; a runtime without rules asks the tool's approvers, as before rules existed. */
+export function gateOf(policy: RunPolicy, call: GatedCall): GateDecision {
+  if (policy.gate) return policy.gate(call.tool, call.args);
+  return {
+    kind: 'ask',
+    rule: null,
+    approvers: policy.approversFor(call.tool),
+    quorum: 1,
+    selfApproval: false,
+    expiresAfterMs: policy.approvalTtlMs,
+    remindAtPercent: [],
+    escalation: null,
+    grant: null,
+  };
+}
+
+function schemaOf(rt: WorkerRuntime, tool: string): Record<string, unknown> | undefined {
+  const found = rt.tools.get(tool);
+  if (!found) return undefined;
+  const { parameters } = toolSchema(found);
+  return JSON.stringify(parameters).length <= MAX_SCHEMA_CHARS ? parameters : undefined;
+}
+
+function asked(rt: WorkerRuntime, call: GatedCall, ask: AskDecision, now: number): NewApproval {
+  const schema = schemaOf(rt, call.tool);
+  return {
+    call,
+    approvers: ask.approvers,
+    expiresAt: now + ask.expiresAfterMs,
+    policy: {
+      ...(ask.rule ? { rule: ask.rule.label } : {}),
+      ...(ask.quorum > 1 ? { quorum: ask.quorum } : {}),
+      ...(rt.policy.gate ? { selfApproval: ask.selfApproval } : {}),
+      ...(ask.grant ? { grantOffer: ask.grant } : {}),
+      ...(schema ? { schema } : {}),
+      ...(ask.remindAtPercent.length > 0 ? { remindAtPercent: [...ask.remindAtPercent] } : {}),
+      ...(ask.escalation ? { escalation: ask.escalation } : {}),
+    },
+  };
+}
+
+/**
+ * The approval to store for `call`. `granted` is the grant that covers it (looked up by the caller for
+ * asks whose rule offers grants), which approves it in the grant's approver's name.
+ */
+export function planApproval(
+  rt: WorkerRuntime,
+  call: GatedCall,
+  decision: GateDecision,
+  now: number,
+  granted?: { grantId: string; by: string; until: number },
+): NewApproval {
+  const fallback = gateOf({ ...rt.policy, gate: undefined }, call) as AskDecision;
+  switch (decision.kind) {
+    case 'allow':
+      return {
+        call,
+        approvers: fallback.approvers,
+        expiresAt: now + fallback.expiresAfterMs,
+        policy: { rule: decision.rule.label },
+        decided: { status: 'approved', via: 'rule', reason: `allowed by ${decision.rule.label}` },
+      };
+    case 'deny':
+      return {
+        call,
+        approvers: fallback.approvers,
+        expiresAt: now + fallback.expiresAfterMs,
+        policy: { rule: decision.rule.label },
+        decided: {
+          status: 'rejected',
+          via: 'rule',
+          reason: `denied by ${decision.rule.label}: ${decision.reason}`,
+        },
+      };
+    case 'ask': {
+      const plan = asked(rt, call, decision, now);
+      if (!granted) return plan;
+      return {
+        ...plan,
+        decided: {
+          status: 'approved',
+          via: 'grant',
+          by: granted.by,
+          reason: `granted by <@${granted.by}> (grant ${granted.grantId}, until ${new Date(granted.until).toISOString()})`,
+          grantId: granted.grantId,
+        },
+      };
+    }
+  }
+}
+
+/**
+ * The grant of the call's thread that covers it (same tool, same rule, same values of the rule's grant
+ * arguments, in force, and in this run when so scoped), for asks whose rule offers grants.
+ */
+export async function grantFor(
+  rt: WorkerRuntime,
+  ctx: RunSlackContext,
+  runId: string,
+  call: GatedCall,
+  decision: GateDecision,
+  now: number,
+): Promise<{ grantId: string; by: string; until: number } | undefined> {
+  if (decision.kind !== 'ask' || !decision.grant || !decision.rule || !ctx.teamId) return undefined;
+  const thread = { teamId: ctx.teamId, channelId: ctx.channelId, threadTs: ctx.threadTs };
+  const grants = await rt.store.grants.inThread(thread, now);
+  const grant = coveringGrant(grants, {
+    tool: call.tool,
+    rule: decision.rule.label,
+    args: call.args,
+    runId,
+    now,
+  });
+  return grant ? { grantId: grant.grantId, by: grant.grantedBy, until: grant.expiresAt } : undefined;
+}
