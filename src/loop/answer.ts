@@ -94,6 +94,8 @@ const WAITING = [
   /\b(pending|awaiting|waiting for)\s+(an?\s+|your\s+|their\s+)?(approval|decision|sign-off)/i,
 ];
 const NOT_FUTURE = /\b(not|never|no longer|won't|didn't|wasn't)\b/i;
+/** "Ask me again when the lead can approve it": an invitation to the person, not a promise. */
+const INVITATION = /\b(ask|request|try)\b[^.!?]*\bagain\b/i;
 
 /** Base forms of the verbs a sentence about `action` would use: `restart` from `restarted`, `post`. */
 function verbStems(action: ActionRecord): string[] {
@@ -118,7 +120,7 @@ export function promisesOfUndecidedActions(answer: string, actions: readonly Act
   return closed.filter((action) => {
     const verbs = verbStems(action).join('|');
     const future = new RegExp(`(\\b(will|shall|going to)|'ll)\\s+(\\w+\\s+){0,2}?(${verbs})`, 'i');
-    return sentences.some((s) => future.test(s) || WAITING.some((w) => w.test(s)));
+    return sentences.some((s) => future.test(s) || (!INVITATION.test(s) && WAITING.some((w) => w.test(s))));
   });
 }
 
