@@ -7,6 +7,7 @@ import { type CallContext, executeCall, previewCall } from './execute.js';
 import { endRun, pauseClock } from './finish.js';
 import { summarise } from './observation.js';
 import { type PreparedCall, prepareCall } from './prepare.js';
+import { keeperFor, runTools } from './read-result.js';
 import {
   cutOffNote,
   ENDING_MESSAGES,
@@ -46,7 +47,7 @@ export async function step(state: RunState, deps: EngineDeps): Promise<StepOutco
   const started = deps.clock.now();
   const over = exhaustedBudget(state, started);
   if (over) return final(await save(endRun(state, over, deps), deps));
-  const tools = toolSchemas(deps.tools);
+  const tools = toolSchemas(runTools(state, deps));
   const inputEstimate = requestTokens(state.messages, tools);
   const plan = planRequest(state, inputEstimate, priceFor(state.limits, deps.model.model ?? ''));
   if ('reason' in plan) return final(await save(endRun(state, plan, deps), deps));
@@ -264,6 +265,7 @@ async function runReads(
         maxObservationChars: state.limits.maxObservationChars,
         ...retryPlanFor(p.tool),
         timeLeftMs: () => remainingMs(state, deps.clock.now()),
+        ...keeperFor(state, deps, p.call.id),
         sleep: deps.sleep ?? realSleep,
         random: deps.random ?? Math.random,
         onRetry: (a) =>
@@ -341,8 +343,9 @@ function turnReason(state: RunState): string | undefined {
  */
 async function processTurn(state: RunState, deps: EngineDeps): Promise<StepOutcome> {
   const calls = turnCalls(state);
+  const tools = runTools(state, deps);
   const prepared = capCalls(
-    calls.map((c) => prepareCall(c, deps.tools, state)),
+    calls.map((c) => prepareCall(c, tools, state)),
     state.limits,
   );
 

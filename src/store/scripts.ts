@@ -26,6 +26,7 @@ const SCRIPT_KEYS = {
   releaseThread: 3,
   reapproveCall: 5,
   withdrawReapproval: 3,
+  keepResult: 3,
 } as const;
 
 export type ScriptName = keyof typeof SCRIPT_KEYS;

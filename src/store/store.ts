@@ -4,6 +4,7 @@ import { createStoreContext, type StoreContext, type StoreOptions } from './cont
 import { LeaseStore } from './leases.js';
 import { LedgerStore } from './ledger-store.js';
 import { RateLimits } from './rate-limits.js';
+import { RunResults } from './result-store.js';
 import { RunIndex } from './run-index.js';
 import { RunStore } from './run-store.js';
 import type { RedisClient } from './scripts.js';
@@ -19,6 +20,8 @@ export interface Store {
   index: RunIndex;
   threads: ThreadMemory;
   rates: RateLimits;
+  /** Long tool results kept for read_result. */
+  results: RunResults;
   /** The key scheme and options in use (tests and tools). */
   context: StoreContext;
 }
@@ -43,6 +46,7 @@ export function createStore(redis: RedisClient, options: StoreOptions = {}): Sto
     index,
     threads: new ThreadMemory(context),
     rates: new RateLimits(context),
+    results: new RunResults(context),
     context,
   };
 }

@@ -126,7 +126,7 @@ export async function buildWorkerRuntime({
     mcp,
     untrustedToolText: (tool) => mcp.tools().get(tool)?.description,
     policy: {
-      limits: limitsFromPolicy(policy),
+      limits: limitsFromPolicy(policy, env.OPENAI_MODEL),
       approversFor: (tool) => approversFor(policy, tool),
       approvalTtlMs: policy.approvals.expiresAfterMinutes * 60_000,
       systemPrompt: (channelId, now) =>
