@@ -520,6 +520,8 @@ export interface ContextUse {
    * request: scales the next estimate (clamped, see context.ts).
    */
   tokenRatio: number;
+  /** Requests the server refused in a row as longer than its window; the next one is compacted first. */
+  refusals?: number;
 }
 
 /**

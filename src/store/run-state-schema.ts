@@ -188,7 +188,7 @@ export const runHeaderStateSchema = z.strictObject({
   stopMessage: z.string().nullable(),
   createdAt: z.number(),
   updatedAt: z.number(),
-  context: z.strictObject({ tokenRatio: z.number() }).optional(),
+  context: z.strictObject({ tokenRatio: z.number(), refusals: z.number().optional() }).optional(),
 });
 
 /** One compaction record (its own append-only list). */

@@ -290,9 +290,9 @@ describe('context window', () => {
     expect(() => parsePolicy('model: { compactAtPercent: 99 }', { env: {} })).toThrow(
       /model\.compactAtPercent: expected at most 95/,
     );
-    expect(() =>
-      parsePolicy('model: { fallbacks: [{ name: x, contextTokens: 1.5 }] }', { env: {} }),
-    ).toThrow(/model\.fallbacks\[0\]\.contextTokens|model\.fallbacks\.0\.contextTokens/);
+    expect(() => parsePolicy('model: { fallbacks: [{ name: x, contextTokens: 1.5 }] }', { env: {} })).toThrow(
+      /model\.fallbacks\[0\]\.contextTokens|model\.fallbacks\.0\.contextTokens/,
+    );
   });
 });
 
