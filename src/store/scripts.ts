@@ -12,7 +12,7 @@ const SCRIPT_KEYS = {
   acquireLease: 2,
   renewLease: 1,
   releaseLease: 1,
-  saveStep: 6,
+  saveStep: 7,
   expireRun: 6,
   appendTrace: 2,
   updateIfExists: 1,
