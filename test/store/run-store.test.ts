@@ -264,7 +264,15 @@ describe('saveStep', () => {
     const keys = fx.store.context.keys.run('run-resend');
     const next = advance(state, 1);
     const args = [fence, 2, 0, 'nonce-1', changingJson(next), 'running', 1, '', T0 + 1, '', 0, keys.base, 50];
-    const sent = [...args, 2, 0, 0, 0, ...next.messages.slice(2).map((m) => JSON.stringify(m)), '["m",1,1,5]'];
+    const sent = [
+      ...args,
+      2,
+      0,
+      0,
+      0,
+      ...next.messages.slice(2).map((m) => JSON.stringify(m)),
+      '["m",1,1,5]',
+    ];
     const keyList = [
       keys.header,
       keys.messages,
