@@ -222,13 +222,56 @@ describe('budgets and overflow', () => {
   it('charges summary calls to the token and cost budgets but not to the steps', async () => {
     const model = windowModel(reports(20), { windowTokens: WINDOW });
     const { deps: d } = deps(model, { tools: reportTools() });
-    const out = await runUntilPause(longRun(20), d);
+    const price = { inputPerMTok: 1, outputPerMTok: 4 };
+    const out = await runUntilPause(
+      newRun({
+        maxSteps: 25,
+        maxTokens: 10_000_000,
+        maxCostUsd: 1_000,
+        defaultPrice: price,
+        context: limits(),
+      }),
+      d,
+    );
     const compactions = out.state.compactions!;
     expect(out.state.step).toBe(21);
     const agentInput = model.requests.reduce((n, r) => n + requestTokens(r.messages, r.tools), 0);
     const summaryInput = compactions.reduce((n, c) => n + c.usage.inputTokens, 0);
     expect(summaryInput).toBeGreaterThan(0);
     expect(out.state.usage.inputTokens).toBe(agentInput + summaryInput);
+    const summaryCost = compactions.reduce((n, c) => n + c.costUsd, 0);
+    expect(summaryCost).toBeCloseTo(
+      compactions.reduce((n, c) => n + c.usage.inputTokens + 4 * c.usage.outputTokens, 0) / 1e6,
+      9,
+    );
+    const { inputTokens, outputTokens } = out.state.usage;
+    expect(out.state.usage.costUsd).toBeCloseTo((inputTokens + 4 * outputTokens) / 1e6, 9);
+  });
+
+  it('stops with cost_budget when the budget cannot pay for the summary call', async () => {
+    const price = { inputPerMTok: 1_000, outputPerMTok: 1_000 };
+    const probe = windowModel(reports(30), { windowTokens: WINDOW });
+    const first = await runUntilPause(longRun(30), deps(probe, { tools: reportTools() }).deps);
+    const step = first.state.compactions![0]!.step;
+    const tokens = probe.requests
+      .slice(0, step)
+      .reduce((n, r) => n + requestTokens(r.messages, r.tools) + 5, 0);
+    const model = windowModel(reports(30), { windowTokens: WINDOW });
+    const out = await runUntilPause(
+      newRun({
+        maxSteps: 40,
+        maxTokens: 10_000_000,
+        maxCostUsd: ((tokens + 300) * 1_000) / 1e6,
+        defaultPrice: price,
+        context: limits(),
+      }),
+      deps(model, { tools: reportTools() }).deps,
+    );
+    expect(out.state.stopReason).toBe('cost_budget');
+    // Every step before the compaction was made; the summary call was not.
+    expect(out.state.step).toBe(step);
+    expect(model.summaries).toHaveLength(0);
+    expect(out.state.usage.costUsd).toBeLessThanOrEqual(((tokens + 300) * 1_000) / 1e6);
   });
 
   it('stops with token_budget when the budget cannot pay for the summary call', async () => {
@@ -247,8 +290,35 @@ describe('budgets and overflow', () => {
       other.deps,
     );
     expect(out.state.stopReason).toBe('token_budget');
+    expect(out.state.step).toBe(needed.step);
     expect(again.summaries.length).toBe(0);
     expect(out.state.usage.inputTokens + out.state.usage.outputTokens).toBeLessThanOrEqual(budget + 200);
+  });
+
+  it("stops with deadline when the run's working time runs out during a summary call", async () => {
+    const inner = windowModel(reports(30), { windowTokens: WINDOW });
+    const hanging = {
+      ...inner,
+      complete(req: Parameters<typeof inner.complete>[0]) {
+        if (!isSummaryRequest(req)) return inner.complete(req);
+        // Never answers; gives up only when the engine aborts the request at the run's deadline.
+        return new Promise<never>((_, reject) =>
+          req.signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true }),
+        );
+      },
+    };
+    const { deps: d } = deps(hanging, { tools: reportTools() });
+    const started = Date.now();
+    const out = await runUntilPause(
+      newRun({ maxSteps: 40, maxTokens: 10_000_000, maxCostUsd: 1_000, deadlineMs: 300, context: limits() }),
+      d,
+    );
+    expect(out.state.stopReason).toBe('deadline');
+    expect(out.state.stopMessage).toBe(
+      'Stopped: the run ran out of working time while summarising its earlier part.',
+    );
+    expect(out.state.compactions).toBeUndefined();
+    expect(Date.now() - started).toBeLessThan(10_000);
   });
 
   it('summarises even the latest turn when only that brings the request within the window', async () => {

@@ -112,6 +112,11 @@ describe('readPage', () => {
     expect(rows[11]).toBe('[950 more lines: read_result {"handle":"res_h","offset":51}]');
   });
 
+  it('reads 200 lines from line 1 unless told otherwise', () => {
+    const page = readPage(text, 'res_h', {}, 100_000);
+    expect(page.ok && page.page.split('\n')[0]).toBe('[lines 1-200 of 1000]');
+  });
+
   it('stops a page at the character bound and ends the last page with "end of the result"', () => {
     const page = readPage(text, 'res_h', { offset: 1, lines: 1_000 }, 2_000);
     if (!page.ok) throw new Error(page.problem);

@@ -168,11 +168,28 @@ describe('long results and read_result', () => {
   });
 
   it('offers no read_result and cuts as before when the run keeps no results', async () => {
-    const model = scriptedModel([{ calls: [call('logs')] }, { text: 'done' }]);
-    const { deps: d } = deps(model, { tools: toolsWithLog() });
+    for (const extra of [{}, { results: memoryResultStore() }]) {
+      const model = scriptedModel([{ calls: [call('logs')] }, { text: 'done' }]);
+      const { deps: d } = deps(model, { tools: toolsWithLog(), ...extra });
+      // No store given, or a store and a bound of 0 bytes.
+      const out = await runUntilPause(run(contextLimits({ maxStoredResultBytes: 0 })), d);
+      expect(model.requests[0]!.tools.some((t) => t.name === READ_RESULT)).toBe(false);
+      const cut = resultOf(toolMessages(out.state.messages)[0]!);
+      expect(cut.ok && cut.data).toContain('…[truncated by loopgate: showing the first');
+    }
+  });
+
+  it('refuses more than 5000 lines at once as an argument error', async () => {
+    const model = scriptedModel([
+      { calls: [call('logs')] },
+      (req) => ({ calls: [call(READ_RESULT, { handle: handleIn(req), lines: 5_001 })] }),
+      { text: 'done' },
+    ]);
+    const { deps: d } = deps(model, { tools: toolsWithLog(), results: memoryResultStore() });
     const out = await runUntilPause(run(), d);
-    expect(model.requests[0]!.tools.some((t) => t.name === READ_RESULT)).toBe(false);
-    const cut = resultOf(toolMessages(out.state.messages)[0]!);
-    expect(cut.ok && cut.data).toContain('…[truncated by loopgate: showing the first');
+    expect(resultOf(toolMessages(out.state.messages).at(-1)!)).toMatchObject({
+      ok: false,
+      error: { code: 'invalid_arguments', message: expect.stringMatching(/lines/) },
+    });
   });
 });
