@@ -22,7 +22,6 @@ import {
   modelView,
   questionIndex,
   tokenRatio,
-  viewTokensAfterCut,
 } from './context.js';
 import { messageTokens, replyTokens, requestTokens, textTokens } from './estimate.js';
 import { truncateText } from './observation.js';
@@ -66,19 +65,22 @@ export function planCut(state: RunState, tools: readonly ToolSchema[], limits: C
   const { messages } = state;
   const from = lastCompaction(state)?.upTo ?? 1;
   const first = Math.max(from + 1, questionIndex(state) + 1);
+  if (first > messages.length) return null;
   const ratio = tokenRatio(state);
   const head =
-    messageTokens(messages[0]!) +
-    messageTokens({ role: 'user', content: state.question }) +
+    requestTokens([messages[0]!, { role: 'user', content: state.question }], tools) +
     2 * limits.summaryTokens +
     64;
   const threshold = compactionThreshold(limits);
+  // From the end backwards: the view after a cut at `upTo` is the head plus the messages from `upTo` on.
   const cuts: Array<{ upTo: number; tokens: number }> = [];
-  for (let upTo = first; upTo <= messages.length; upTo++) {
+  let kept = 0;
+  for (let upTo = messages.length; upTo >= first; upTo--) {
+    if (upTo < messages.length) kept += messageTokens(messages[upTo]!);
     if (upTo < messages.length && messages[upTo]!.role === 'tool') continue;
-    cuts.push({ upTo, tokens: corrected(viewTokensAfterCut(state, upTo, head, tools), ratio) });
+    cuts.push({ upTo, tokens: corrected(head + kept, ratio) });
   }
-  if (cuts.length === 0) return null;
+  cuts.reverse();
   const pick =
     cuts.find((c) => c.tokens <= threshold / 2) ?? cuts.find((c) => c.tokens <= threshold) ?? cuts.at(-1)!;
   return { from, upTo: pick.upTo };

@@ -4,8 +4,7 @@
  * message with the summary of what came before the cut, and every message after the cut unchanged.
  * Pure functions of the run state, so a run loaded by another worker gives the model the same view.
  */
-import { messageTokens, requestTokens } from './estimate.js';
-import type { CompactionRecord, ContextLimits, Message, RunState, ToolSchema } from './types.js';
+import type { CompactionRecord, ContextLimits, Message, RunState } from './types.js';
 
 /** Bounds of the correction ratio: a reply whose usage says otherwise is likely misreported. */
 export const MIN_TOKEN_RATIO = 0.75;
@@ -46,18 +45,6 @@ export function modelView(state: RunState): Message[] {
   const c = lastCompaction(state);
   if (!c) return state.messages;
   return [...headOf(state, c), ...state.messages.slice(c.upTo)];
-}
-
-/** Tokens of the view a compaction leaves: its head plus the messages from `upTo` on (uncorrected). */
-export function viewTokensAfterCut(
-  state: RunState,
-  upTo: number,
-  headTokens: number,
-  tools: readonly ToolSchema[],
-): number {
-  let tokens = requestTokens([], tools) + headTokens;
-  for (let i = upTo; i < state.messages.length; i++) tokens += messageTokens(state.messages[i]!);
-  return tokens;
 }
 
 /**
