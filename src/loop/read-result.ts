@@ -85,12 +85,15 @@ export function keepsResults(state: RunState, deps: Pick<EngineDeps, 'results'>)
   return deps.results !== undefined && (state.limits.context?.maxStoredResultBytes ?? 0) > 0;
 }
 
-/** The tools the model is offered in this run: the registry, plus `read_result` when results are kept. */
+/**
+ * The tools the model is offered in this run: the registry, plus `read_result` when results are kept
+ * (and there is a tool whose result could be long).
+ */
 export function runTools(
   state: RunState,
   deps: Pick<EngineDeps, 'tools' | 'results'>,
 ): ReadonlyMap<string, AnyTool> {
-  if (!keepsResults(state, deps) || deps.tools.has(READ_RESULT)) return deps.tools;
+  if (!keepsResults(state, deps) || deps.tools.size === 0 || deps.tools.has(READ_RESULT)) return deps.tools;
   const store = deps.results!;
   const pageChars = state.limits.maxObservationChars;
   const known = merged.get(deps.tools);

@@ -179,6 +179,13 @@ describe('long results and read_result', () => {
     }
   });
 
+  it('offers no read_result in a run without tools', async () => {
+    const model = scriptedModel([{ text: 'done' }]);
+    const { deps: d } = deps(model, { tools: new Map(), results: memoryResultStore() });
+    await runUntilPause(run(), d);
+    expect(model.requests[0]!.tools).toEqual([]);
+  });
+
   it('refuses more than 5000 lines at once as an argument error', async () => {
     const model = scriptedModel([
       { calls: [call('logs')] },
