@@ -211,6 +211,7 @@ describe('timingsFromTrace', () => {
       effects: { c1: 'read', c2: 'write' },
       models: { 1: 'gpt-fallback' },
       descriptions: {},
+      compactions: {},
     });
   });
 });
