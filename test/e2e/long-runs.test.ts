@@ -18,8 +18,8 @@ import { CHANNEL, startWorld, type World } from './support/world.js';
 
 const ITEMS = 149;
 const WINDOW = 12_000;
-const valueOf = (n: number) => ((n * 7919) % 1000) + n;
-const TOTAL = Array.from({ length: ITEMS }, (_, i) => valueOf(i + 1)).reduce((a, b) => a + b, 0);
+const itemValue = (n: number) => ((n * 7919) % 1000) + n;
+const TOTAL = Array.from({ length: ITEMS }, (_, i) => itemValue(i + 1)).reduce((a, b) => a + b, 0);
 
 const LOG_LINES = 5_000;
 const ERROR_LINE = 3_217;
@@ -47,7 +47,7 @@ async function startData(): Promise<HttpFixture> {
         { length: 30 },
         (_, j) => `line ${j} of item ${n}: nothing to note, latency ${(n + j) % 90} ms`,
       );
-      reply(res, 200, 'text/plain', [`value of item ${n} is ${valueOf(n)}`, ...filler].join('\n'));
+      reply(res, 200, 'text/plain', [`value of item ${n} is ${itemValue(n)}`, ...filler].join('\n'));
       return;
     }
     if (req.path === '/log') {
@@ -151,7 +151,7 @@ describe('runs longer than the context window (real worker, fake model with a sm
       'the run to finish',
       async () => {
         const loaded = await w.loadRun(runId);
-        return loaded && loaded.state.stopReason ? loaded : null;
+        return loaded?.state.stopReason ? loaded : null;
       },
       240_000,
     );
