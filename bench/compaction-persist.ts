@@ -231,6 +231,13 @@ async function main() {
     console.log(
       `compaction: persistence per step, steps 191-200 / steps 1-10: ${(last / first).toFixed(2)}x (goal: flat)`,
     );
+    const uncompacted: Sample[] = [];
+    for (let i = 0; i < RUNS; i++) uncompacted.push(await sample(store, withoutWindow));
+    console.log(
+      `compaction: the same runs without a window, for comparison: persistence per step at steps 1-10 ` +
+        `${ms(bucketMedian(uncompacted, (s) => s.persist, BUCKETS[0]!, false))}, steps 191-200 ` +
+        `${ms(bucketMedian(uncompacted, (s) => s.persist, BUCKETS.at(-1)!, false))}`,
+    );
 
     const pings: number[] = [];
     for (let i = 0; i < 2_000; i++) {
