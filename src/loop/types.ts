@@ -448,7 +448,7 @@ export interface RunState {
   /** The person's question that started the run (also the last `user` message of the initial history). */
   question: string;
   messages: Message[];
-  /** Model calls made so far. */
+  /** Model calls made so far (a compaction's summary calls are not counted). */
   step: number;
   usage: Usage;
   limits: RunLimits;
@@ -525,8 +525,8 @@ export interface ContextUse {
 }
 
 /**
- * One compaction: `messages[1, upTo)` are replaced, in what the model sees, by the system prompt's
- * question and one assistant message holding `summary` (written by the model) and `notes` (written
+ * One compaction: `messages[1, upTo)` are replaced, in what the model sees, by the person's question
+ * (sent again) and one assistant message holding `summary` (written by the model) and `notes` (written
  * by loopgate: the gated actions and their outcomes, the evidence). The stored messages never change.
  */
 export interface CompactionRecord {
