@@ -3,7 +3,12 @@
  * results cut to `maxChars`), the approvals with their execution ledger, and the answer or stop reason.
  */
 import type { RunState } from '../loop/types.js';
-import type { TraceStep, TraceToolCall } from '../slack/trace.js';
+import {
+  compactionSentence,
+  type TraceCompaction,
+  type TraceStep,
+  type TraceToolCall,
+} from '../slack/trace.js';
 import type { ApprovalRecord, LedgerRecord, SlackContext } from '../store/index.js';
 import { duration, shorten, utc } from './format.js';
 
@@ -24,6 +29,8 @@ export interface TraceReport {
     cancelRequest: { by: string; at: number } | null;
   };
   steps: TraceStep[];
+  /** Compactions of the run's history, each after the step it followed. */
+  compactions: TraceCompaction[];
   approvals: Array<ApprovalRecord & { execution: LedgerRecord | null }>;
   /** Tool call ids of gated calls waiting for a decision. */
   awaitingDecision: string[];
@@ -87,7 +94,14 @@ export function traceText(report: TraceReport, maxChars: number): string {
   lines.push('', `Question: ${shorten(run.question, maxChars)}`, '');
   if (report.steps.length === 0) lines.push('No model calls yet.');
   const waiting = new Set(report.awaitingDecision);
-  for (const step of report.steps) lines.push(...stepLines(step, waiting, maxChars));
+  const compactedAfter = (step: number) =>
+    report.compactions
+      .filter((c) => c.afterStep === step)
+      .map((c) => `  [${compactionSentence(c, duration)}]`);
+  lines.push(...compactedAfter(0));
+  for (const step of report.steps) {
+    lines.push(...stepLines(step, waiting, maxChars), ...compactedAfter(step.step));
+  }
   if (report.approvals.length > 0) {
     lines.push('', 'Approvals:');
     for (const a of report.approvals) lines.push(approvalLine(a));

@@ -1,8 +1,34 @@
 /** What the policy means for the engine (run limits) and for the bot (who may approve a tool). */
 import { DEFAULT_LIMITS } from '../loop/state.js';
-import type { ModelPrice, RetryPolicy, RunLimits } from '../loop/types.js';
+import type { ContextLimits, ModelPrice, RetryPolicy, RunLimits } from '../loop/types.js';
 import { mcpApprovers } from '../mcp/settings.js';
+import { contextTokensOf } from './model-windows.js';
 import type { Policy } from './policy.js';
+
+/** Bytes of one long result kept for read_result, and of all of a run's, unless the policy says. */
+export const DEFAULT_STORED_RESULT_BYTES = 1_000_000;
+export const DEFAULT_STORED_BYTES_PER_RUN = 4_000_000;
+
+/**
+ * The context limits of a run: the smallest window among the primary model (`model` when the policy
+ * names none, i.e. OPENAI_MODEL) and its fallbacks, since any of them may be sent the same request;
+ * a summary of at most a twentieth of it (256 to 4096 tokens).
+ */
+export function contextLimitsFromPolicy(policy: Policy, model = ''): ContextLimits {
+  const primary = policy.model.name ?? model;
+  const windows = [
+    contextTokensOf(primary, policy.model.contextTokens),
+    ...policy.model.fallbacks.map((f) => contextTokensOf(f.name, f.contextTokens)),
+  ];
+  const windowTokens = Math.min(...windows);
+  return {
+    windowTokens,
+    compactAtPercent: policy.model.compactAtPercent,
+    summaryTokens: Math.min(4_096, Math.max(256, Math.floor(windowTokens / 20))),
+    maxStoredResultBytes: policy.budgets.maxStoredResultBytes ?? DEFAULT_STORED_RESULT_BYTES,
+    maxStoredBytesPerRun: policy.budgets.maxStoredBytesPerRun ?? DEFAULT_STORED_BYTES_PER_RUN,
+  };
+}
 
 function toPrice(p: { input_per_mtok: number; output_per_mtok: number }): ModelPrice {
   return { inputPerMTok: p.input_per_mtok, outputPerMTok: p.output_per_mtok };
@@ -12,9 +38,10 @@ function toPrice(p: { input_per_mtok: number; output_per_mtok: number }): ModelP
  * The engine's limits for a new run: the engine's defaults (DEFAULT_LIMITS in src/loop/state.ts) with
  * what `budgets:` and `model:` set. A model missing from the price table is priced like the most
  * expensive listed model (unless `model.defaultPrice` says otherwise), so an unlisted model never makes
- * a run look cheaper than it is; with no price listed the engine's default price applies.
+ * a run look cheaper than it is; with no price listed the engine's default price applies. `model` is the
+ * model used when the policy names none (OPENAI_MODEL), for its context window.
  */
-export function limitsFromPolicy(policy: Policy): RunLimits {
+export function limitsFromPolicy(policy: Policy, model?: string): RunLimits {
   const prices = Object.fromEntries(
     Object.entries(policy.model.prices).map(([model, p]) => [model, toPrice(p)]),
   );
@@ -44,6 +71,7 @@ export function limitsFromPolicy(policy: Policy): RunLimits {
     ...(b.toolTimeoutSeconds === undefined ? {} : { toolTimeoutMs: b.toolTimeoutSeconds * 1000 }),
     prices,
     defaultPrice,
+    context: contextLimitsFromPolicy(policy, model),
   };
 }
 

@@ -44,11 +44,27 @@ function expandShortPrices(model: unknown, ctx: z.core.$RefinementCtx): unknown 
   return { ...model, prices: {} };
 }
 
+/** A model's context window in tokens (src/config/model-windows.ts has the defaults). */
+const contextTokens = z
+  .number({ error: 'expected a number of tokens' })
+  .int({ error: 'expected a whole number of tokens' })
+  .min(1_000, { error: 'expected at least 1000 tokens' })
+  .max(100_000_000, { error: 'expected at most 100000000 tokens' });
+
 const modelSection = z.preprocess(
   expandShortPrices,
   z.strictObject({
     /** Model to use; when absent the environment's OPENAI_MODEL decides. */
     name: z.string().min(1).optional(),
+    /** Tokens one request may use; default the model's known window, else 128,000. */
+    contextTokens: contextTokens.optional(),
+    /** Compact the history when a request's estimated input passes this percentage of the window. */
+    compactAtPercent: z
+      .number({ error: 'expected a percentage' })
+      .int({ error: 'expected a whole percentage' })
+      .min(10, { error: 'expected at least 10' })
+      .max(95, { error: 'expected at most 95' })
+      .default(70),
     prices: z.record(z.string().min(1), price).default({}),
     /** Price of a model missing from `prices`; default the most expensive listed one. */
     defaultPrice: price.optional(),
@@ -64,6 +80,8 @@ const modelSection = z.preprocess(
           baseUrl: z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }).optional(),
           /** Environment variable holding this endpoint's API key; default OPENAI_API_KEY. */
           apiKeyEnv: envVarName.optional(),
+          /** This model's window; default its known window, else 128,000. */
+          contextTokens: contextTokens.optional(),
         }),
       )
       .max(5, { error: 'expected at most 5 fallbacks' })
@@ -92,6 +110,10 @@ const budgetsSection = z.strictObject({
   maxToolCallsPerReply: positiveInt(128).optional(),
   maxGatedCallsPerPause: positiveInt(50).optional(),
   maxObservationChars: z.number().int().min(500).max(1_000_000).optional(),
+  /** Bytes of one long result kept for read_result (its start, when longer); 0 keeps none. */
+  maxStoredResultBytes: z.number().int().min(0).max(100_000_000).optional(),
+  /** Bytes of long results kept per run. */
+  maxStoredBytesPerRun: z.number().int().min(0).max(1_000_000_000).optional(),
   toolTimeoutSeconds: positiveInt(3600).optional(),
 });
 
@@ -172,7 +194,7 @@ const customEntry = z.union([
 ]);
 
 const policySchema = z.strictObject({
-  model: modelSection.default({ prices: {}, fallbacks: [] }),
+  model: modelSection.default({ prices: {}, fallbacks: [], compactAtPercent: 70 }),
   budgets: budgetsSection.default({}),
   approvals: approvalsSection.default(() => approvalsSection.parse({})),
   channels: channelsSection.default({ allow: [], prompt: {} }),

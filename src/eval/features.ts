@@ -6,6 +6,7 @@
 import type { Policy } from '../config/policy.js';
 import type { RunOutcome } from '../loop/run.js';
 import type { EngineDeps, GatedCall, RunState } from '../loop/types.js';
+import { memoryResultStore } from './memory-results.js';
 
 export const FEATURES = {
   policy_rules: {
@@ -79,9 +80,11 @@ export function missingFeatures(
 }
 
 /**
- * The hooks of the capabilities present in this build. Empty today: the branches that add policy rules,
- * approval edits, sub-agents and compaction wire theirs here, and their tasks start to run.
+ * The hooks of the capabilities present in this build; the branches that add policy rules, approval edits
+ * and sub-agents wire theirs here, and their tasks start to run. Compaction follows the policy's context
+ * window by itself (limitsFromPolicy); its hook gives each trial's run a store for its long results, so
+ * `read_result` is offered as the worker offers it.
  */
 export function defaultIntegrations(): EvalIntegrations {
-  return {};
+  return { compaction: (deps) => ({ ...deps, results: memoryResultStore() }) };
 }

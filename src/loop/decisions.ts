@@ -3,6 +3,7 @@ import { type CallContext, executeCall, verifyCall } from './execute.js';
 import { endRun } from './finish.js';
 import { argsHash, callSignature } from './hash.js';
 import { errorResult, summarise } from './observation.js';
+import { keeperFor } from './read-result.js';
 import { realSleep, retryPlanFor } from './retry.js';
 import { flushTurn, setSlot } from './turn.js';
 import type {
@@ -166,6 +167,7 @@ async function executeExactly(
     timeoutMs,
     maxObservationChars: state.limits.maxObservationChars,
     ...retryPlanFor(tool),
+    ...keeperFor(state, deps, call.toolCallId),
     sleep: deps.sleep ?? realSleep,
     random: deps.random ?? Math.random,
     onRetry: (a) =>

@@ -15,10 +15,16 @@ export class LoopgateError extends Error {
 export class ModelError extends LoopgateError {
   readonly status: number | undefined;
   readonly retryable: boolean;
-  constructor(message: string, opts: { status?: number; retryable: boolean; cause?: unknown }) {
+  /** The server refused the request as longer than the model's context window. */
+  readonly contextExceeded: boolean;
+  constructor(
+    message: string,
+    opts: { status?: number; retryable: boolean; cause?: unknown; contextExceeded?: boolean },
+  ) {
     super('model_error', message, { cause: opts.cause });
     this.status = opts.status;
     this.retryable = opts.retryable;
+    this.contextExceeded = opts.contextExceeded === true;
   }
 }
 

@@ -29,7 +29,8 @@ export function textTokens(text: string): number {
 const messageCache = new WeakMap<Message, number>();
 const toolsCache = new WeakMap<readonly ToolSchema[], number>();
 
-function messageTokens(m: Message): number {
+/** Tokens of one message with its framing; counted once per message object. */
+export function messageTokens(m: Message): number {
   let tokens = messageCache.get(m);
   if (tokens === undefined) {
     const calls = m.role === 'assistant' ? (m.toolCalls ?? []) : [];
@@ -40,6 +41,11 @@ function messageTokens(m: Message): number {
     messageCache.set(m, tokens);
   }
   return tokens;
+}
+
+/** Tokens of the tool schemas of a request, with the reply's priming. */
+export function fixedRequestTokens(tools: readonly ToolSchema[]): number {
+  return REPLY_PRIMING_TOKENS + toolsTokens(tools);
 }
 
 function toolsTokens(tools: readonly ToolSchema[]): number {

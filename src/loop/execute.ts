@@ -1,5 +1,6 @@
 import { LoopgateError, ToolFailure, ToolTimeoutError } from './errors.js';
-import { boundResult } from './observation.js';
+import { cutLongText, type Kept } from './large-results.js';
+import { boundResult, dataText } from './observation.js';
 import { classifyFailure, retryDelayMs } from './retry.js';
 import type {
   AnyTool,
@@ -101,6 +102,19 @@ export interface CallLimits {
   random: () => number;
   /** Told of each retry before its wait. Must not throw. */
   onRetry?: (attempt: RetriedAttempt) => void;
+  /**
+   * Keeps the whole text of a result longer than `maxObservationChars` for `read_result` (must not
+   * throw); the model then reads whole lines and a handle. Absent: the result is only cut.
+   */
+  keep?: (text: string) => Promise<Kept>;
+}
+
+/** The result the model reads for a tool's return value, bounded to `maxObservationChars`. */
+async function shapeResult(data: unknown, limits: CallLimits): Promise<ToolResult> {
+  if (!limits.keep) return boundResult(data, limits.maxObservationChars);
+  const text = dataText(data);
+  if (text.length <= limits.maxObservationChars) return boundResult(data, limits.maxObservationChars);
+  return cutLongText(text, limits.maxObservationChars, await limits.keep(text));
 }
 
 const NOT_REPEATABLE = 'not retried because it may not be safe to repeat';
@@ -145,7 +159,7 @@ export async function executeCall(
       const raw = await withTimeout(tool.name, Math.max(0, Math.min(limits.timeoutMs, left)), (signal) =>
         tool.execute(args, toolContext(call, signal)),
       );
-      const bounded = boundResult(raw, limits.maxObservationChars);
+      const bounded = await shapeResult(raw, limits);
       const result = attempts.length > 0 && bounded.ok ? { ...bounded, attempts } : bounded;
       return { result, raw, durationMs: elapsed() };
     } catch (err) {
@@ -161,7 +175,7 @@ export async function executeCall(
       if (n >= limits.retry.attempts || outOfTime) {
         const answer = answerOf(err);
         if (answer) {
-          const bounded = boundResult(answer.value, limits.maxObservationChars);
+          const bounded = await shapeResult(answer.value, limits);
           const result = bounded.ok && attempts.length > 0 ? { ...bounded, attempts } : bounded;
           return { result, raw: answer.value, durationMs: elapsed() };
         }

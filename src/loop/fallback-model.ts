@@ -52,6 +52,7 @@ export function fallbackModel(models: readonly NamedModel[], options: FallbackOp
             throw new ModelError(`${[...failures, `${m.name}: ${err.message}`].join('; then ')}`, {
               ...(err.status === undefined ? {} : { status: err.status }),
               retryable: err.retryable,
+              contextExceeded: err.contextExceeded,
               cause: err,
             });
           }

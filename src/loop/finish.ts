@@ -17,6 +17,7 @@ const STATUS_OF: Record<StopReason, RunStatus> = {
   content_filter: 'failed',
   refused: 'failed',
   internal_error: 'failed',
+  context_overflow: 'stopped',
   cancelled: 'cancelled',
 };
 

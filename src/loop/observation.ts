@@ -13,7 +13,7 @@ export function truncateText(text: string, max: number): { text: string; info?: 
 }
 
 /** Text form of a tool's data: strings as they are, everything else as indented JSON. */
-function dataText(data: unknown): string {
+export function dataText(data: unknown): string {
   if (typeof data === 'string') return data;
   if (data === undefined) return 'null';
   try {

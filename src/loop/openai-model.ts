@@ -258,11 +258,23 @@ function toModelError(err: unknown, signal: AbortSignal, d: Described): ModelErr
         status,
         retryable,
         cause: err,
+        contextExceeded: status === 400 && isContextExceeded(err),
       },
     );
   }
   const message = err instanceof Error ? err.message : String(err);
   return new ModelError(`model request to ${d.baseURL} failed: ${message}`, { retryable: false, cause: err });
+}
+
+/**
+ * A refusal of a request longer than the model's window: OpenAI's code, or the wording of the
+ * compatible servers that send none (vLLM, llama.cpp, Ollama and gateways).
+ */
+function isContextExceeded(err: APIError): boolean {
+  if (err.code === 'context_length_exceeded') return true;
+  return /context length|context window|maximum context|prompt is too long|too many tokens/i.test(
+    err.message,
+  );
 }
 
 function describeCause(err: APIConnectionError): string {

@@ -2,11 +2,12 @@ import { checkAnswer } from './answer.js';
 import { chargedUsage, costOf, exhaustedBudget, planRequest, priceFor, remainingMs } from './budget.js';
 import { capCalls } from './call-caps.js';
 import { RunStatusError } from './errors.js';
-import { replyTokens, requestTokens } from './estimate.js';
+import { replyTokens } from './estimate.js';
 import { type CallContext, executeCall, previewCall } from './execute.js';
 import { endRun, pauseClock } from './finish.js';
 import { summarise } from './observation.js';
 import { type PreparedCall, prepareCall } from './prepare.js';
+import { keeperFor, runTools } from './read-result.js';
 import {
   cutOffNote,
   ENDING_MESSAGES,
@@ -26,6 +27,7 @@ import type {
   StepOutcome,
   ToolResult,
 } from './types.js';
+import { afterRefusal, afterReply, fitWindow } from './window.js';
 
 const final = (state: RunState): StepOutcome => ({ type: 'final', state });
 
@@ -39,15 +41,19 @@ async function save(state: RunState, deps: EngineDeps): Promise<RunState> {
  * turn still open (a crash after the model replied) resumes at the tool calls and reuses the reply.
  * Throws only for a run that is not `running` or when `checkpoint` throws.
  */
-export async function step(state: RunState, deps: EngineDeps): Promise<StepOutcome> {
-  if (state.status !== 'running') throw new RunStatusError(state.status, 'step');
-  if (state.turn) return processTurn(state, deps);
+export async function step(given: RunState, deps: EngineDeps): Promise<StepOutcome> {
+  if (given.status !== 'running') throw new RunStatusError(given.status, 'step');
+  if (given.turn) return processTurn(given, deps);
 
+  const over = exhaustedBudget(given, deps.clock.now());
+  if (over) return final(await save(endRun(given, over, deps), deps));
+  const tools = toolSchemas(runTools(given, deps));
+  // What the model sees, compacted first when the request would pass the window's threshold.
+  const fitted = await fitWindow(given, tools, deps);
+  if (!fitted.ok) return final(await save(endRun(fitted.state, fitted.stop, deps), deps));
+  const state = fitted.state === given ? given : await save(fitted.state, deps);
   const started = deps.clock.now();
-  const over = exhaustedBudget(state, started);
-  if (over) return final(await save(endRun(state, over, deps), deps));
-  const tools = toolSchemas(deps.tools);
-  const inputEstimate = requestTokens(state.messages, tools);
+  const inputEstimate = fitted.rawTokens;
   const plan = planRequest(state, inputEstimate, priceFor(state.limits, deps.model.model ?? ''));
   if ('reason' in plan) return final(await save(endRun(state, plan, deps), deps));
 
@@ -58,22 +64,26 @@ export async function step(state: RunState, deps: EngineDeps): Promise<StepOutco
   const deadline = setTimeout(() => controller.abort(), Math.max(0, remainingMs(state, started)));
   try {
     reply = await deps.model.complete({
-      messages: state.messages,
+      messages: fitted.messages,
       tools,
       signal: controller.signal,
-      maxOutputTokens: plan.maxOutputTokens,
+      maxOutputTokens: Math.min(plan.maxOutputTokens, fitted.room),
     });
   } catch (err) {
     const counted = { ...state, step: stepNo };
-    const stop = controller.signal.aborted
-      ? {
-          reason: 'deadline' as const,
-          message: 'Stopped: the run ran out of working time waiting for the model.',
-        }
-      : {
-          reason: 'model_error' as const,
-          message: `The model could not be reached: ${err instanceof Error ? err.message : String(err)}`,
-        };
+    const refused = afterRefusal(counted, err);
+    if (refused && 'state' in refused) return { type: 'run_again', state: await save(refused.state, deps) };
+    const stop = refused
+      ? refused.stop
+      : controller.signal.aborted
+        ? {
+            reason: 'deadline' as const,
+            message: 'Stopped: the run ran out of working time waiting for the model.',
+          }
+        : {
+            reason: 'model_error' as const,
+            message: `The model could not be reached: ${err instanceof Error ? err.message : String(err)}`,
+          };
     return final(await save(endRun(counted, stop, deps), deps));
   } finally {
     clearTimeout(deadline);
@@ -101,7 +111,7 @@ export async function step(state: RunState, deps: EngineDeps): Promise<StepOutco
     outputTokens: state.usage.outputTokens + charged.outputTokens,
     costUsd: state.usage.costUsd + cost,
   };
-  const next: RunState = { ...state, step: stepNo, usage, updatedAt: now };
+  const next: RunState = { ...afterReply(state, reply, inputEstimate), step: stepNo, usage, updatedAt: now };
 
   const ending = endingOf(reply);
   if (ending.kind !== 'complete') return handleBadEnding(next, reply, ending, plan.maxOutputTokens, deps);
@@ -264,6 +274,7 @@ async function runReads(
         maxObservationChars: state.limits.maxObservationChars,
         ...retryPlanFor(p.tool),
         timeLeftMs: () => remainingMs(state, deps.clock.now()),
+        ...keeperFor(state, deps, p.call.id),
         sleep: deps.sleep ?? realSleep,
         random: deps.random ?? Math.random,
         onRetry: (a) =>
@@ -341,8 +352,9 @@ function turnReason(state: RunState): string | undefined {
  */
 async function processTurn(state: RunState, deps: EngineDeps): Promise<StepOutcome> {
   const calls = turnCalls(state);
+  const tools = runTools(state, deps);
   const prepared = capCalls(
-    calls.map((c) => prepareCall(c, deps.tools, state)),
+    calls.map((c) => prepareCall(c, tools, state)),
     state.limits,
   );
 

@@ -92,6 +92,10 @@ export interface TruncationInfo {
   totalChars: number;
   keptHeadChars: number;
   keptTailChars: number;
+  /** Lines of the whole text and how many of them the model is shown from its start and its end. */
+  lines?: { total: number; head: number; tail: number };
+  /** Handle of the whole result kept with the run, for `read_result`; absent when it was not kept. */
+  handle?: string;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -283,6 +287,7 @@ export type EngineEvent =
   | { type: 'approval_needed'; runId: string; calls: GatedCall[] }
   | { type: 'decision_applied'; runId: string; toolCallId: string; decision: DecisionKind; by?: string }
   | { type: 'answer_rejected'; runId: string; problems: string[] }
+  | ({ type: 'context_compacted'; runId: string; durationMs: number } & CompactionRecord)
   | { type: 'finished'; runId: string; status: RunStatus; stopReason: StopReason; message: string };
 
 /** Contract: must not throw; it is called inline on the hot path. */
@@ -319,6 +324,8 @@ export interface EngineDeps {
   random?: () => number;
   /** Extra checks on a candidate final answer; return problems (empty when fine). */
   validateAnswer?: (answer: string, state: RunState) => string[];
+  /** Where results longer than `maxObservationChars` are kept for `read_result`; absent: none are. */
+  results?: ResultStore;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -343,6 +350,7 @@ export type StopReason =
   | 'content_filter'
   | 'refused'
   | 'internal_error'
+  | 'context_overflow'
   | 'cancelled';
 
 export interface ModelPrice {
@@ -378,6 +386,8 @@ export interface RunLimits {
   maxAnswerRetries: number;
   /** Longest final answer accepted; longer ones go back to the model to be shortened. */
   maxAnswerChars: number;
+  /** The model's context window and what is kept outside it; absent (runs of older versions): none. */
+  context?: ContextLimits;
 }
 
 export interface Usage {
@@ -449,7 +459,7 @@ export interface RunState {
   /** The person's question that started the run (also the last `user` message of the initial history). */
   question: string;
   messages: Message[];
-  /** Model calls made so far. */
+  /** Model calls made so far (a compaction's summary calls are not counted). */
   step: number;
   usage: Usage;
   limits: RunLimits;
@@ -468,6 +478,13 @@ export interface RunState {
   stopMessage: string | null;
   createdAt: number;
   updatedAt: number;
+  /**
+   * Compactions of the history, oldest first; the last one decides what the model sees (context.ts).
+   * Append-only, stored in a list of their own. Absent: none.
+   */
+  compactions?: CompactionRecord[];
+  /** Token accounting of the context window; absent until the first reply that reports usage. */
+  context?: ContextUse;
 }
 
 /** What one call of `step` or `applyDecisions` leaves the run in. */
@@ -489,4 +506,76 @@ export interface Decision {
   /** Slack user id of the person who decided. */
   by?: string;
   reason?: string;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Runs longer than the context window (src/loop/context.ts, compaction.ts, large-results.ts)
+// ---------------------------------------------------------------------------------------------------
+
+/** Fixed when the run is created, like the other limits. */
+export interface ContextLimits {
+  /**
+   * Tokens a request (input plus the reply bound) may use: the smallest context window among the
+   * models that may answer it (the primary and its fallbacks).
+   */
+  windowTokens: number;
+  /** Compact when the next request's estimated input passes this percentage of the window. */
+  compactAtPercent: number;
+  /** Longest summary a compaction asks for, in tokens (the summary call's reply bound). */
+  summaryTokens: number;
+  /** Bytes of one long tool result kept for `read_result` (longer ones keep their start); 0: none kept. */
+  maxStoredResultBytes: number;
+  /** Bytes of long results kept per run; a result that would pass it is not kept. */
+  maxStoredBytesPerRun: number;
+}
+
+/** The run's token accounting against the context window. */
+export interface ContextUse {
+  /**
+   * Input tokens the server reported for the last reply, divided by the engine's own estimate of that
+   * request: scales the next estimate (clamped, see context.ts).
+   */
+  tokenRatio: number;
+  /** Requests the server refused in a row as longer than its window; the next one is compacted first. */
+  refusals?: number;
+}
+
+/**
+ * One compaction: `messages[1, upTo)` are replaced, in what the model sees, by the person's question
+ * (sent again) and one assistant message holding `summary` (written by the model) and `notes` (written
+ * by loopgate: the gated actions and their outcomes, the evidence). The stored messages never change.
+ */
+export interface CompactionRecord {
+  /** First message index the model still sees as it is. */
+  upTo: number;
+  /** Messages the run had when it was compacted. */
+  messages: number;
+  summary: string;
+  notes: string;
+  /** Agent model calls made before it (state.step). */
+  step: number;
+  at: number;
+  /** Estimated input tokens of the next request before and after. */
+  tokensBefore: number;
+  tokensAfter: number;
+  /** Model calls the summary took (more than one when the earlier part was summarised in chunks). */
+  calls: number;
+  usage: ModelUsage;
+  costUsd: number;
+  /** The model that wrote the (last part of the) summary. */
+  model?: string;
+}
+
+/** The outcome of keeping a long result. */
+export type KeptResult = { kept: true } | { kept: false; reason: string };
+
+/**
+ * Keeps the whole text of long tool results of one run, so `read_result` can page through them.
+ * Contract: `keep` resolves `{ kept: false }` when a bound refuses the text, and may throw when the
+ * store cannot be reached (the engine then shows the cut result without a handle); `read` resolves
+ * null for a handle it does not hold.
+ */
+export interface ResultStore {
+  keep(handle: string, text: string, maxRunBytes: number): Promise<KeptResult>;
+  read(handle: string): Promise<string | null>;
 }

@@ -19,6 +19,7 @@ export interface Metrics {
   modelReplies: Counter<'model'>;
   modelTokens: Counter<'kind'>;
   modelCostUsd: Counter;
+  compactions: Counter;
   queueJobs: Gauge<'state'>;
   jobLatency: Histogram<'job'>;
   jobsProcessed: Counter<'job' | 'outcome'>;
@@ -114,6 +115,11 @@ export function createMetrics(
       help: 'Model cost in US dollars',
       registers,
     }),
+    compactions: new Counter({
+      name: 'loopgate_context_compactions_total',
+      help: 'Compactions of run histories to fit the context window (their model calls count as model tokens and cost)',
+      registers,
+    }),
     queueJobs: new Gauge({
       name: 'loopgate_queue_jobs',
       help: 'Jobs of the runs queue by state',
@@ -159,6 +165,13 @@ export function recordEngineEvent(metrics: Metrics, event: EngineEvent): void {
     case 'model_replied':
       metrics.modelLatency.observe(event.durationMs / 1000);
       if (event.model) metrics.modelReplies.inc({ model: event.model });
+      metrics.modelTokens.inc({ kind: 'input' }, event.usage.inputTokens);
+      metrics.modelTokens.inc({ kind: 'output' }, event.usage.outputTokens);
+      metrics.modelCostUsd.inc(event.costUsd);
+      return;
+    case 'context_compacted':
+      metrics.compactions.inc();
+      if (event.model) metrics.modelReplies.inc({ model: event.model }, event.calls);
       metrics.modelTokens.inc({ kind: 'input' }, event.usage.inputTokens);
       metrics.modelTokens.inc({ kind: 'output' }, event.usage.outputTokens);
       metrics.modelCostUsd.inc(event.costUsd);

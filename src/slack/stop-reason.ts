@@ -16,5 +16,7 @@ export const STOP_REASON_SENTENCE: Record<StopReason, string> = {
   content_filter: "I stopped because the model provider's content filter stopped the answer.",
   refused: 'I stopped because the model declined to answer.',
   internal_error: 'I stopped because loopgate itself failed to continue this run (see the logs).',
+  context_overflow:
+    "I stopped because the conversation no longer fit the model's context window, even after I summarised its earlier part.",
   cancelled: 'The run was cancelled.',
 };

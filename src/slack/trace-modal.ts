@@ -15,7 +15,13 @@ import {
   userMention,
 } from './mrkdwn.js';
 import { STOP_REASON_SENTENCE } from './stop-reason.js';
-import type { TraceStep, TraceToolCall, TraceView } from './trace.js';
+import {
+  compactionSentence,
+  type TraceCompaction,
+  type TraceStep,
+  type TraceToolCall,
+  type TraceView,
+} from './trace.js';
 
 const ARGS_CHARS = 900;
 const RESULT_CHARS = 1_200;
@@ -107,6 +113,8 @@ function summary(view: TraceView): KnownBlock[] {
     ),
   ];
   const facts = [`${view.steps.length} step${view.steps.length === 1 ? '' : 's'}`];
+  const compacted = view.compactions?.length ?? 0;
+  if (compacted > 0) facts.push(`context compacted ${compacted} time${compacted === 1 ? '' : 's'}`);
   if (view.usage) {
     const { inputTokens, outputTokens, costUsd, activeMs } = view.usage;
     facts.push(`${inputTokens + outputTokens} tokens (${inputTokens} in, ${outputTokens} out)`);
@@ -117,12 +125,27 @@ function summary(view: TraceView): KnownBlock[] {
   return blocks;
 }
 
+const compactionBlock = (c: TraceCompaction): KnownBlock =>
+  context(`:compression: ${escapeAndTruncate(compactionSentence(c, formatDuration), 600)}`);
+
+/** Each step's blocks, with the compactions that followed it (those before the first step lead it). */
+function stepGroups(view: TraceView): KnownBlock[][] {
+  const groups = view.steps.map(stepBlocks);
+  for (const c of view.compactions ?? []) {
+    const group = groups[Math.max(0, Math.min(groups.length - 1, c.afterStep - 1))];
+    if (!group) continue;
+    if (c.afterStep === 0) group.unshift(compactionBlock(c));
+    else group.push(compactionBlock(c));
+  }
+  return groups;
+}
+
 export function traceModal(view: TraceView): ModalView {
   const head = summary(view);
   const steps =
     view.steps.length === 0
       ? [context('_No steps yet._')]
-      : fitSteps(view.steps.map(stepBlocks), SLACK_LIMITS.viewBlocks - head.length);
+      : fitSteps(stepGroups(view), SLACK_LIMITS.viewBlocks - head.length);
   return {
     type: 'modal',
     callback_id: CALLBACK_IDS.trace,

@@ -32,12 +32,34 @@ export interface TraceStep {
   calls: TraceToolCall[];
 }
 
+/** A compaction of the run's history (src/loop/compaction.ts), as the trace shows it. */
+export interface TraceCompaction {
+  /** The step after which it happened (0: before the first). */
+  afterStep: number;
+  at: number;
+  /** Messages the summary replaced in what the model sees. */
+  messagesReplaced: number;
+  /** Estimated input tokens of the next request, before and after. */
+  tokensBefore: number;
+  tokensAfter: number;
+  /** The summary the model wrote: its characters and (as billed) tokens. */
+  summaryChars: number;
+  summaryTokens: number;
+  /** Model calls it took, and what they cost. */
+  calls: number;
+  costUsd: number;
+  durationMs?: number;
+  model?: string;
+}
+
 export interface TraceView {
   runId: string;
   status: RunStatus;
   stopReason: StopReason | null;
   stopMessage?: string | null;
   steps: TraceStep[];
+  /** The compactions, oldest first; absent when there were none. */
+  compactions?: TraceCompaction[];
   usage?: { inputTokens: number; outputTokens: number; costUsd: number; activeMs: number };
 }
 
@@ -50,6 +72,8 @@ export interface TraceTimings {
   descriptions?: Readonly<Record<string, string>>;
   /** The model that answered, by step number. */
   models?: Readonly<Record<number, string>>;
+  /** How long each compaction took, by its cut (`upTo`). */
+  compactions?: Readonly<Record<number, number>>;
 }
 
 const effect = z.enum(['read', 'write', 'notify']);
@@ -65,6 +89,11 @@ const toolDescribed = z.looseObject({
   tool: z.string(),
   text: z.string(),
 });
+const contextCompacted = z.looseObject({
+  type: z.literal('context_compacted'),
+  upTo: z.number().int(),
+  durationMs: z.number(),
+});
 const toolFinished = z.looseObject({
   type: z.literal('tool_finished'),
   toolCallId: z.string(),
@@ -79,7 +108,10 @@ export function timingsFromTrace(entries: readonly TraceEntry[]): Required<Trace
   const effects: Record<string, z.infer<typeof effect>> = {};
   const descriptions: Record<string, string> = {};
   const models: Record<number, string> = {};
+  const compactions: Record<number, number> = {};
   for (const entry of entries) {
+    const compacted = contextCompacted.safeParse(entry);
+    if (compacted.success) compactions[compacted.data.upTo] = compacted.data.durationMs;
     const described = toolDescribed.safeParse(entry);
     if (described.success) descriptions[described.data.tool] ??= described.data.text;
     const replied = modelReplied.safeParse(entry);
@@ -95,7 +127,7 @@ export function timingsFromTrace(entries: readonly TraceEntry[]): Required<Trace
       effects[finished.data.toolCallId] = finished.data.effect;
     }
   }
-  return { steps, tools, effects, descriptions, models };
+  return { steps, tools, effects, descriptions, models, compactions };
 }
 
 const OkFlag = z.object({ ok: z.boolean() });
@@ -152,12 +184,46 @@ export function traceFromRunState(state: RunState, timings: TraceTimings = {}): 
   }
 
   const { inputTokens, outputTokens, costUsd, activeMs } = state.usage;
+  const compactions = compactionsOf(state, timings);
   return {
     runId: state.runId,
     status: state.status,
     stopReason: state.stopReason,
     stopMessage: state.stopMessage,
     steps,
+    ...(compactions.length > 0 ? { compactions } : {}),
     usage: { inputTokens, outputTokens, costUsd, activeMs },
   };
+}
+
+/** The run's compactions, each placed after the step (assistant message) that came before it. */
+function compactionsOf(state: RunState, timings: TraceTimings): TraceCompaction[] {
+  return (state.compactions ?? []).map((c) => {
+    const afterStep = state.messages.slice(0, c.messages).filter((m) => m.role === 'assistant').length;
+    const durationMs = timings.compactions?.[c.upTo];
+    return {
+      afterStep,
+      at: c.at,
+      messagesReplaced: c.upTo - 1,
+      tokensBefore: c.tokensBefore,
+      tokensAfter: c.tokensAfter,
+      summaryChars: c.summary.length,
+      summaryTokens: c.usage.outputTokens,
+      calls: c.calls,
+      costUsd: c.costUsd,
+      ...(durationMs === undefined ? {} : { durationMs }),
+      ...(c.model === undefined ? {} : { model: c.model }),
+    };
+  });
+}
+
+/** One line about a compaction, for the Details modal (mrkdwn-free words) and `loopgate trace`. */
+export function compactionSentence(c: TraceCompaction, duration: (ms: number) => string): string {
+  const facts = [
+    `${c.messagesReplaced} earlier messages replaced by a summary of ${c.summaryChars} characters (${c.summaryTokens} tokens)`,
+    `next request about ${c.tokensBefore} -> ${c.tokensAfter} tokens`,
+    `${c.calls} model call${c.calls === 1 ? '' : 's'}${c.model ? ` (${c.model})` : ''}, $${c.costUsd.toFixed(4)}`,
+  ];
+  if (c.durationMs !== undefined) facts.push(duration(c.durationMs));
+  return `Context compacted: ${facts.join('; ')}`;
 }

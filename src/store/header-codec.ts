@@ -13,7 +13,7 @@ import {
  * (keys.ts), so that a step rewrites only what a step can change:
  * - `state`: JSON of the parts set once when the run is created (requester, question, limits);
  * - `progress`: JSON of the parts a step changes (usage, turn, actions, rejected, brakes,
- *   answerRetries, answer, stopMessage);
+ *   answerRetries, answer, stopMessage, context);
  * - the scalars status, step, stopReason ('' for none), createdAt, updatedAt in hash fields of their
  *   own (the run index and `/loopgate status` read them without parsing JSON);
  * - version in `v`, runId in the key.
@@ -29,6 +29,7 @@ const changingPartSchema = runHeaderStateSchema.pick({
   answerRetries: true,
   answer: true,
   stopMessage: true,
+  context: true,
 });
 
 type FixedPart = z.output<typeof fixedPartSchema>;
@@ -66,6 +67,7 @@ export function changingJson(state: RunHeaderState): string {
     answerRetries: state.answerRetries,
     answer: state.answer,
     stopMessage: state.stopMessage,
+    ...(state.context ? { context: state.context } : {}),
   };
   return JSON.stringify(part);
 }

@@ -8,6 +8,7 @@ export { type KeyScheme, keyScheme, stripHashTag } from './keys.js';
 export * from './leases.js';
 export * from './ledger-store.js';
 export * from './records.js';
+export * from './result-store.js';
 export * from './run-index.js';
 export type { RunRow, ScannedRunIds, UnreadableRun } from './run-rows.js';
 export * from './run-store.js';

@@ -17,6 +17,9 @@ export const STORE_LAYOUT = 2;
  *   <p>:run:{<runId>}:messages          list   one JSON message per element, only ever RPUSHed
  *   <p>:run:{<runId>}:evidence          list   one evidence row per element, only ever RPUSHed
  *   <p>:run:{<runId>}:trace             list   trace entries (rows or objects), trimmed to a maximum length
+ *   <p>:run:{<runId>}:compactions       list   one JSON compaction record per element, only ever RPUSHed
+ *   <p>:run:{<runId>}:results           hash   long tool results kept for read_result: handle -> text,
+ *                                              and `#bytes`, the bytes of all of them (keepResult-3.lua)
  *   <p>:run:{<runId>}:lease             hash   {token, holder, nonce}, expires with the lease (PX)
  *   <p>:run:{<runId>}:approvals         set    approval ids of the run
  *   <p>:run:{<runId>}:approval:<id>     hash   one approval record
@@ -32,7 +35,8 @@ export const STORE_LAYOUT = 2;
  *   status, step, stopReason ('' for none), createdAt, updatedAt     the RunState's own scalars
  *   pause        approval ids of the gated calls pending in `state`, space-separated ('' for none):
  *                loadRun reads those approvals in the same MULTI (pauseApprovals-1.lua)
- *   messages, evidence   how many elements the lists have (saveStep's compare-and-append base)
+ *   messages, evidence, compactions   how many elements the lists have (saveStep's compare-and-append
+ *                base; `compactions` absent: 0)
  *   slack        JSON Slack context       placeholderTs, answerTs   Slack message ts, once known
  *   fence        last fencing token issued            cancel   JSON {by, at} once a cancel was asked
  *   finishedAt   set when saveStep stores a finished state
@@ -90,6 +94,8 @@ export interface RunKeys {
   trace: string;
   lease: string;
   approvals: string;
+  compactions: string;
+  results: string;
   /** `<p>:run:{<runId>}:`: the Lua scripts append `approval:<id>` / `ledger:<id>` to it. */
   base: string;
 }
@@ -135,6 +141,8 @@ export function keyScheme(prefix: string): KeyScheme {
       trace: `${base}trace`,
       lease: `${base}lease`,
       approvals: `${base}approvals`,
+      compactions: `${base}compactions`,
+      results: `${base}results`,
     };
   };
   const approvalBase = (approvalId: string): string => {

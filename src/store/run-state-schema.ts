@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Evidence, Message, RunState, ToolResult } from '../loop/types.js';
+import type { CompactionRecord, Evidence, Message, RunState, ToolResult } from '../loop/types.js';
 import { RUN_STATE_VERSION } from '../loop/types.js';
 
 /**
@@ -45,7 +45,13 @@ export const toolResultSchema = z.union([
     ok: z.literal(true),
     data: z.unknown(),
     truncated: z
-      .strictObject({ totalChars: z.number(), keptHeadChars: z.number(), keptTailChars: z.number() })
+      .strictObject({
+        totalChars: z.number(),
+        keptHeadChars: z.number(),
+        keptTailChars: z.number(),
+        lines: z.strictObject({ total: z.number(), head: z.number(), tail: z.number() }).optional(),
+        handle: z.string().optional(),
+      })
       .optional(),
     verification: z.strictObject({ ok: z.boolean(), summary: z.string() }).optional(),
     attempts: z.array(retriedAttempt).optional(),
@@ -95,6 +101,7 @@ export const stopReasonSchema = z.enum([
   'content_filter',
   'refused',
   'internal_error',
+  'context_overflow',
   'cancelled',
 ]);
 
@@ -133,6 +140,15 @@ export const runHeaderStateSchema = z.strictObject({
     toolTimeoutMs: z.number(),
     maxAnswerRetries: z.number(),
     maxAnswerChars: z.number(),
+    context: z
+      .strictObject({
+        windowTokens: z.number(),
+        compactAtPercent: z.number(),
+        summaryTokens: z.number(),
+        maxStoredResultBytes: z.number(),
+        maxStoredBytesPerRun: z.number(),
+      })
+      .optional(),
   }),
   turn: z
     .strictObject({
@@ -176,10 +192,27 @@ export const runHeaderStateSchema = z.strictObject({
   stopMessage: z.string().nullable(),
   createdAt: z.number(),
   updatedAt: z.number(),
+  context: z.strictObject({ tokenRatio: z.number(), refusals: z.number().optional() }).optional(),
 });
 
-/** The RunState without its two append-only parts: what the header stores. */
-export type RunHeaderState = Omit<RunState, 'messages' | 'evidence'>;
+/** One compaction record (its own append-only list). */
+export const compactionSchema = z.strictObject({
+  upTo: z.number().int().min(1),
+  messages: z.number().int().min(1),
+  summary: z.string(),
+  notes: z.string(),
+  step: z.number(),
+  at: z.number(),
+  tokensBefore: z.number(),
+  tokensAfter: z.number(),
+  calls: z.number(),
+  usage: z.strictObject({ inputTokens: z.number(), outputTokens: z.number() }),
+  costUsd: z.number(),
+  model: z.string().optional(),
+});
+
+/** The RunState without its append-only parts (messages, evidence, compactions): what the header stores. */
+export type RunHeaderState = Omit<RunState, 'messages' | 'evidence' | 'compactions'>;
 
 /** T with every optional property made required, at every depth (so a missing optional field shows). */
 type AllKeys<T> = T extends string | number | boolean | null | undefined
@@ -200,4 +233,5 @@ export const schemasMatchEngineTypes: [
   Same<z.output<typeof messageSchema>, Message>,
   Same<z.output<typeof evidenceSchema>, Evidence>,
   Same<z.output<typeof toolResultSchema>, ToolResult>,
-] = [true, true, true, true];
+  Same<z.output<typeof compactionSchema>, CompactionRecord>,
+] = [true, true, true, true, true];

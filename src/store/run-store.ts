@@ -17,14 +17,26 @@ import {
   type TraceEntry,
 } from './records.js';
 import type { RunIndex } from './run-index.js';
-import { messageSchema } from './run-state-schema.js';
+import { compactionSchema, messageSchema } from './run-state-schema.js';
 import { scriptSource } from './scripts.js';
 import { decodeTrace, encodeTraceEntry } from './trace-codec.js';
 
-/** How many messages and evidence records of a run are in Redis: the base of the next saveStep. */
+/** How many messages, evidence and compaction records of a run are in Redis: the base of the next saveStep. */
 export interface PersistedCounts {
   messages: number;
   evidence: number;
+  /** Absent: none. */
+  compactions?: number;
+}
+
+/** The counts of `state`'s lists, `compactions` left out while there are none. */
+function countsOf(state: RunState): PersistedCounts {
+  const compactions = state.compactions?.length ?? 0;
+  return {
+    messages: state.messages.length,
+    evidence: state.evidence.length,
+    ...(compactions > 0 ? { compactions } : {}),
+  };
 }
 
 export interface CancelRequest {
@@ -79,6 +91,7 @@ const isBufferList = (value: unknown): value is Buffer[] =>
 
 const FINISHED: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'stopped', 'cancelled']);
 const messagesSchema = z.array(messageSchema);
+const compactionsSchema = z.array(compactionSchema);
 /** A list read back as one JSON array: its elements, decoded by the codecs. */
 const elementsSchema = z.array(z.unknown());
 const cancelSchema = z.strictObject({ by: z.string(), at: z.number() });
@@ -86,7 +99,8 @@ const count = z.coerce.number().int().nonnegative();
 const time = z.coerce.number();
 
 /**
- * The run store: one header hash plus append-only message, evidence and trace lists per run (keys.ts),
+ * The run store: one header hash plus append-only message, evidence, compaction and trace lists per run
+ * (keys.ts),
  * so a step costs what the step produced, never the whole history. Writes go through Lua scripts that
  * check the caller's fencing token (leases.ts).
  */
@@ -103,6 +117,9 @@ export class RunStore {
    */
   async createRun(state: RunState, slack: SlackContext): Promise<{ created: boolean; run: LoadedRun }> {
     const context = slackContextSchema.parse(slack);
+    if ((state.compactions?.length ?? 0) > 0) {
+      throw new TypeError(`run ${state.runId}: a new run has no compactions`);
+    }
     const keys = this.ctx.keys.run(state.runId);
     const { messages, evidence } = state;
     const reply = await this.ctx.script(
@@ -130,7 +147,7 @@ export class RunStore {
     const created = replyCount('createRun', reply, { runId: state.runId }) === 1;
     await this.index.add(state.runId, context, state.requester.userId, state.createdAt);
     if (created) {
-      const persisted = { messages: messages.length, evidence: evidence.length };
+      const persisted = countsOf(state);
       return {
         created,
         run: {
@@ -151,8 +168,9 @@ export class RunStore {
   }
 
   /**
-   * Loads a run in one round trip (MULTI: a consistent snapshot of header, messages, evidence and the
-   * approvals of its pending calls) and validates it; null when it does not exist (or has expired).
+   * Loads a run in one round trip (MULTI: a consistent snapshot of header, messages, evidence,
+   * compactions and the approvals of its pending calls) and validates it; null when it does not exist
+   * (or has expired).
    * Throws RunStateVersionError for a run stored by another format version, StoreError `corrupt_record`
    * for one stored in another layout or anything else it cannot read.
    */
@@ -164,16 +182,20 @@ export class RunStore {
       .lrangeBuffer(keys.messages, 0, -1)
       .lrangeBuffer(keys.evidence, 0, -1)
       .eval(scriptSource('pauseApprovals'), 1, keys.header, keys.base)
+      .lrangeBuffer(keys.compactions, 0, -1)
       .exec();
-    const [h, messageList, evidenceList, approvals] = (replies ?? []).map(([error, value]) => {
-      if (error) throw error;
-      return value;
-    });
+    const [h, messageList, evidenceList, approvals, compactionList] = (replies ?? []).map(
+      ([error, value]) => {
+        if (error) throw error;
+        return value;
+      },
+    );
     if (
       !isStringRecord(h) ||
       !isBufferList(messageList) ||
       !isBufferList(evidenceList) ||
-      !Array.isArray(approvals)
+      !Array.isArray(approvals) ||
+      !isBufferList(compactionList)
     ) {
       throw new StoreError('corrupt_record', `run ${runId}: unexpected reply to the load transaction`, {
         runId,
@@ -196,8 +218,18 @@ export class RunStore {
         messages,
         header.createdAt,
       );
-      const persisted = { messages: count.parse(h.messages), evidence: count.parse(h.evidence) };
-      if (persisted.messages !== messages.length || persisted.evidence !== evidence.length) {
+      const compactions = compactionsSchema.parse(parseJsonBuffers(compactionList));
+      const storedCompactions = h.compactions ? count.parse(h.compactions) : 0;
+      const persisted = {
+        messages: count.parse(h.messages),
+        evidence: count.parse(h.evidence),
+        ...(storedCompactions > 0 ? { compactions: storedCompactions } : {}),
+      };
+      if (
+        persisted.messages !== messages.length ||
+        persisted.evidence !== evidence.length ||
+        storedCompactions !== compactions.length
+      ) {
         throw new StoreError('corrupt_record', `run ${runId}: stored counts differ from its lists`, {
           runId,
         });
@@ -210,7 +242,7 @@ export class RunStore {
         .filter((a): a is unknown[] => Array.isArray(a) && a.length > 0)
         .map((a) => approvalFromHash(hashFromPairs(a)));
       return {
-        state: { ...header, messages, evidence },
+        state: { ...header, messages, evidence, ...(compactions.length > 0 ? { compactions } : {}) },
         slack,
         persisted,
         fence: count.parse(h.fence),
@@ -223,8 +255,8 @@ export class RunStore {
   }
 
   /**
-   * Persists one step in one round trip: appends the messages and evidence added since `persisted` and
-   * the step's trace entries, and rewrites the changing part of the header. The fixed part (requester,
+   * Persists one step in one round trip: appends the messages, evidence and compaction records added since
+   * `persisted` and the step's trace entries, and rewrites the changing part of the header. The fixed part (requester,
    * question, limits, createdAt) is written once by createRun and never again: the engine never changes
    * it. When the state is finished, every key of the run gets the retention TTL.
    * Throws StoreError `lease_lost` / `stale_fence` (another worker owns the run now),
@@ -233,8 +265,14 @@ export class RunStore {
   async saveStep({ runId, fence, state, persisted, trace = [] }: SaveStepInput): Promise<SaveStepResult> {
     if (state.runId !== runId) throw new TypeError(`state of run ${state.runId} saved as run ${runId}`);
     const { messages, evidence } = state;
-    if (messages.length < persisted.messages || evidence.length < persisted.evidence) {
-      throw new StoreError('not_append_only', `run ${runId}: messages or evidence shrank`, {
+    const compactions = state.compactions ?? [];
+    const storedCompactions = persisted.compactions ?? 0;
+    if (
+      messages.length < persisted.messages ||
+      evidence.length < persisted.evidence ||
+      compactions.length < storedCompactions
+    ) {
+      throw new StoreError('not_append_only', `run ${runId}: messages, evidence or compactions shrank`, {
         runId,
         persisted,
         messages: messages.length,
@@ -258,25 +296,36 @@ export class RunStore {
       this.ctx.options.traceMaxLength,
       messages.length - persisted.messages,
       evidence.length - persisted.evidence,
+      storedCompactions,
+      compactions.length - storedCompactions,
     ];
     for (let i = persisted.messages; i < messages.length; i++) args.push(JSON.stringify(messages[i]));
     for (let i = persisted.evidence; i < evidence.length; i++) {
       args.push(encodeEvidence(evidence[i]!, messages, persisted.messages, state.createdAt));
     }
+    for (let i = storedCompactions; i < compactions.length; i++) args.push(JSON.stringify(compactions[i]));
     for (const entry of trace) args.push(encodeTraceEntry(entry, state.createdAt));
     const reply = await this.ctx.script(
       'saveStep',
-      [keys.header, keys.messages, keys.evidence, keys.lease, keys.trace, keys.approvals],
+      [keys.header, keys.messages, keys.evidence, keys.lease, keys.trace, keys.approvals, keys.compactions],
       args,
     );
-    const [messageCount, evidenceCount, cancel] = replyArray('saveStep', reply, { runId, fence, persisted });
-    if (messageCount !== messages.length || evidenceCount !== evidence.length) {
-      throw badReply('saveStep', reply, { runId, expected: [messages.length, evidence.length] });
+    const [messageCount, evidenceCount, cancel, compactionCount] = replyArray('saveStep', reply, {
+      runId,
+      fence,
+      persisted,
+    });
+    if (
+      messageCount !== messages.length ||
+      evidenceCount !== evidence.length ||
+      compactionCount !== compactions.length
+    ) {
+      throw badReply('saveStep', reply, {
+        runId,
+        expected: [messages.length, evidence.length, compactions.length],
+      });
     }
-    return {
-      persisted: { messages: messages.length, evidence: evidence.length },
-      cancelRequested: cancel === 1,
-    };
+    return { persisted: countsOf(state), cancelRequested: cancel === 1 };
   }
 
   /** Gives every key of a run the TTL `ttlMs` (default: the retention), e.g. for a run ended while paused. */

@@ -12,7 +12,7 @@ const SCRIPT_KEYS = {
   acquireLease: 2,
   renewLease: 1,
   releaseLease: 1,
-  saveStep: 6,
+  saveStep: 7,
   expireRun: 6,
   appendTrace: 2,
   updateIfExists: 1,
@@ -29,6 +29,7 @@ const SCRIPT_KEYS = {
   editApproval: 5,
   withdrawEdit: 4,
   escalateApproval: 1,
+  keepResult: 3,
 } as const;
 
 export type ScriptName = keyof typeof SCRIPT_KEYS;

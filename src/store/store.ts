@@ -5,6 +5,7 @@ import { GrantStore } from './grant-store.js';
 import { LeaseStore } from './leases.js';
 import { LedgerStore } from './ledger-store.js';
 import { RateLimits } from './rate-limits.js';
+import { RunResults } from './result-store.js';
 import { RunIndex } from './run-index.js';
 import { RunStore } from './run-store.js';
 import type { RedisClient } from './scripts.js';
@@ -21,6 +22,8 @@ export interface Store {
   threads: ThreadMemory;
   rates: RateLimits;
   grants: GrantStore;
+  /** Long tool results kept for read_result. */
+  results: RunResults;
   /** The key scheme and options in use (tests and tools). */
   context: StoreContext;
 }
@@ -46,6 +49,7 @@ export function createStore(redis: RedisClient, options: StoreOptions = {}): Sto
     threads: new ThreadMemory(context),
     rates: new RateLimits(context),
     grants: new GrantStore(context, audit),
+    results: new RunResults(context),
     context,
   };
 }

@@ -6,6 +6,7 @@
 import { ConfigError, type ConfigProblem } from '../config/errors.js';
 import type { Policy } from '../config/policy.js';
 import { approversFor, retryFor } from '../config/policy-limits.js';
+import { READ_RESULT } from '../loop/read-result.js';
 import type { AnyTool } from '../loop/types.js';
 import { createCurrentTime } from './current-time.js';
 import { loadCustomTool } from './custom-tools.js';
@@ -59,6 +60,12 @@ function customProblems(
   const entry = policy.custom[index];
   const problems: ConfigProblem[] = [];
   if (taken.has(tool.name)) problems.push({ key, problem: `a tool named ${tool.name} already exists` });
+  if (tool.name === READ_RESULT) {
+    problems.push({
+      key,
+      problem: `${READ_RESULT} is loopgate's own tool for long results: rename this one`,
+    });
+  }
   if (entry?.name !== undefined && entry.name !== tool.name) {
     problems.push({
       key: `${key}.name`,

@@ -6,6 +6,7 @@ import type { RunSlackContext } from '../slack/notifier-port.js';
 import { AWAITING_APPROVAL_TEXT, progressText, THINKING_TEXT } from '../slack/progress.js';
 import { RunCheckpointer, storeExecutionLedger } from '../store/engine-ports.js';
 import { approvalIdFor } from '../store/ids.js';
+import { runResultStore } from '../store/result-store.js';
 import type { LoadedRun } from '../store/run-store.js';
 import { deliverEnd } from './deliver-end.js';
 import { engineDeps } from './engine-deps.js';
@@ -147,6 +148,7 @@ async function advanceHeld(
       clock: rt.clock,
       approvalIdOf: pauseApprovalIds(loaded),
     }),
+    results: runResultStore(rt.store.results, runId, fence),
   };
   const cancelRequested = () => loaded.cancelRequest !== null || checkpointer.cancelRequested;
   // A job whose lease may have passed to another stops at the boundary, before its next model call.

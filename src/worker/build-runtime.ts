@@ -127,7 +127,7 @@ export async function buildWorkerRuntime({
     mcp,
     untrustedToolText: (tool) => mcp.tools().get(tool)?.description,
     policy: {
-      limits: limitsFromPolicy(policy),
+      limits: limitsFromPolicy(policy, env.OPENAI_MODEL),
       approversFor: (tool) => approversFor(policy, tool),
       gate: (tool, args) => decideGate(policy, tool, args),
       approvalTtlMs: policy.approvals.expiresAfterMinutes * 60_000,

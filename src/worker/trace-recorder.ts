@@ -58,6 +58,9 @@ export function traceEntryOf(event: EngineEvent, at: number): TraceEntry | null 
       };
     case 'answer_rejected':
       return { type: event.type, at, problems: event.problems };
+    case 'context_compacted':
+      // The record itself is kept with the run (its compactions); the trace adds how long it took.
+      return { type: event.type, at, upTo: event.upTo, durationMs: event.durationMs };
     case 'finished':
       return { type: event.type, at, status: event.status, stopReason: event.stopReason };
   }

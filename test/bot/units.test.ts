@@ -226,6 +226,7 @@ describe('timingsFromTrace', () => {
       effects: { c1: 'read', c2: 'write' },
       models: { 1: 'gpt-fallback' },
       descriptions: {},
+      compactions: {},
     });
   });
 });

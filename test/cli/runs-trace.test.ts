@@ -174,6 +174,45 @@ describe('loopgate trace', () => {
     expect(report.answer).toBe('Payments is healthy again.\nThe restart finished at 10:02.');
   });
 
+  it('shows each compaction after the step before it, in text and in --json', async () => {
+    const state = { ...realisticState('run-compacted'), status: 'running' as const, turn: null };
+    const { run } = await fx.store.runs.createRun(state, slack);
+    const lease = await fx.store.leases.acquire('run-compacted', 'w', 30_000);
+    if (!lease.acquired) throw new Error('not acquired');
+    const compaction = {
+      upTo: 5,
+      messages: 5,
+      summary: 'I read the error rate (27 %) and the status page (degraded).',
+      notes:
+        'Recorded by loopgate (its records, not my words):\nNo call that needs approval was made so far.',
+      step: 1,
+      at: T0 + 20,
+      tokensBefore: 90_000,
+      tokensAfter: 12_000,
+      calls: 1,
+      usage: { inputTokens: 80_000, outputTokens: 300 },
+      costUsd: 0.0321,
+      model: 'gpt-4.1-mini',
+    };
+    await fx.store.runs.saveStep({
+      runId: 'run-compacted',
+      fence: lease.fence,
+      state: { ...state, compactions: [compaction] },
+      persisted: run.persisted,
+      trace: [{ type: 'context_compacted', at: T0 + 20, upTo: 5, durationMs: 2_500 }],
+    });
+    const text = await cli('trace', 'run-compacted');
+    expect(text.stdout).toMatch(
+      /Step 1\n[\s\S]*\n {2}\[Context compacted: 4 earlier messages replaced by a summary of 60 characters \(300 tokens\); next request about 90000 -> 12000 tokens; 1 model call \(gpt-4\.1-mini\), \$0\.0321; 2\.5 s\]\nStep 2\n/,
+    );
+    const json = JSON.parse((await cli('trace', 'run-compacted', '--json')).stdout) as {
+      compactions: Array<Record<string, unknown>>;
+    };
+    expect(json.compactions).toEqual([
+      expect.objectContaining({ afterStep: 1, messagesReplaced: 4, tokensBefore: 90_000, durationMs: 2_500 }),
+    ]);
+  });
+
   it('exits 1 for a run that does not exist and 2 for something that is not a run id', async () => {
     const missing = await cli('trace', 'run-nobody');
     expect(missing.code).toBe(1);

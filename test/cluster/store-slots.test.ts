@@ -59,6 +59,14 @@ async function everyOperation(runId: string): Promise<void> {
   const persisted = (await store.runs.saveStep({ runId, fence, state, persisted: loaded.persisted }))
     .persisted;
   await store.runs.appendTrace(runId, [{ type: 'step_started', at: T0 }]);
+  await store.results.keep({
+    runId,
+    fence,
+    handle: 'res_00000000_c1',
+    text: 'a long result',
+    maxRunBytes: 1_000,
+  });
+  expect(await store.results.read(runId, 'res_00000000_c1')).toBe('a long result');
   await store.runs.setPlaceholder(runId, '1767000001.000200');
   await store.runs.requestCancel(runId, { by: 'U0ALICE', at: T0 });
   const [first, second, third] = await store.approvals.createApprovals({
@@ -170,7 +178,16 @@ describe('the store on a Redis Cluster', () => {
     for (const runId of runIds) {
       const run = keys.run(runId);
       const approvalId = approvalIdFor(runId, 'call_1');
-      const own = [run.header, run.messages, run.evidence, run.trace, run.lease, run.approvals];
+      const own = [
+        run.header,
+        run.messages,
+        run.evidence,
+        run.trace,
+        run.lease,
+        run.approvals,
+        run.compactions,
+        run.results,
+      ];
       const all = [...own, keys.approval(approvalId), keys.ledger(approvalId)];
       expect(new Set(await Promise.all(all.map(slotOf))).size).toBe(1);
       owners.add(await cluster.primaryFor(run.header));

@@ -220,7 +220,16 @@ describe('the example policy file', () => {
 describe('limitsFromPolicy', () => {
   it("keeps the engine's defaults for what the policy does not set", () => {
     const limits = limitsFromPolicy(parsePolicy('', { env: {} }));
-    expect(limits).toEqual(DEFAULT_LIMITS);
+    expect(limits).toEqual({
+      ...DEFAULT_LIMITS,
+      context: {
+        windowTokens: 128_000,
+        compactAtPercent: 70,
+        summaryTokens: 4_096,
+        maxStoredResultBytes: 1_000_000,
+        maxStoredBytesPerRun: 4_000_000,
+      },
+    });
   });
 
   it('maps budgets and prices, pricing unlisted models like the most expensive one', async () => {
@@ -242,6 +251,55 @@ describe('limitsFromPolicy', () => {
       },
       defaultPrice: { inputPerMTok: 2, outputPerMTok: 8 },
     });
+  });
+});
+
+describe('context window', () => {
+  it("takes the model's known window, by name or dated snapshot, and 128000 for an unknown model", () => {
+    const windowOf = (yaml: string, envModel?: string) =>
+      limitsFromPolicy(parsePolicy(yaml, { env: {} }), envModel).context?.windowTokens;
+    expect(windowOf('model: { name: gpt-4.1-mini }')).toBe(1_047_576);
+    expect(windowOf('model: { name: gpt-4o-mini-2024-07-18 }')).toBe(128_000);
+    expect(windowOf('model: { name: openai/o4-mini }')).toBe(200_000);
+    expect(windowOf('model: { name: gpt-5-mini }')).toBe(272_000);
+    expect(windowOf('model: { name: llama-3.3-70b }')).toBe(128_000);
+    // No model in the file: the environment's OPENAI_MODEL decides.
+    expect(windowOf('', 'gpt-4.1')).toBe(1_047_576);
+  });
+
+  it('keeps requests within the smallest window of the primary and its fallbacks', () => {
+    const limits = limitsFromPolicy(
+      parsePolicy(
+        [
+          'model:',
+          '  name: gpt-4.1',
+          '  contextTokens: 300000',
+          '  compactAtPercent: 60',
+          '  fallbacks:',
+          '    - { name: gpt-4o }',
+          '    - { name: local-llm, contextTokens: 32000 }',
+          'budgets: { maxStoredResultBytes: 200000, maxStoredBytesPerRun: 800000 }',
+        ].join('\n'),
+        { env: {} },
+      ),
+    );
+    expect(limits.context).toEqual({
+      windowTokens: 32_000,
+      compactAtPercent: 60,
+      summaryTokens: 1_600,
+      maxStoredResultBytes: 200_000,
+      maxStoredBytesPerRun: 800_000,
+    });
+  });
+
+  it('refuses a window below 1000 tokens and a threshold outside 10-95 %, naming the key', () => {
+    expect(() => parsePolicy('model: { contextTokens: 500 }', { env: {} })).toThrow(/model\.contextTokens/);
+    expect(() => parsePolicy('model: { compactAtPercent: 99 }', { env: {} })).toThrow(
+      /model\.compactAtPercent: expected at most 95/,
+    );
+    expect(() => parsePolicy('model: { fallbacks: [{ name: x, contextTokens: 1.5 }] }', { env: {} })).toThrow(
+      /model\.fallbacks\[0\]\.contextTokens|model\.fallbacks\.0\.contextTokens/,
+    );
   });
 });
 

@@ -3,11 +3,12 @@
  * then run through the hook (stand-in hooks here, since the capabilities are not merged yet).
  */
 import { describe, expect, it } from 'vitest';
+import type { Policy } from '../../src/config/policy.js';
 import type { EvalIntegrations, RuleVerdict } from '../../src/eval/features.js';
 import { defaultIntegrations, missingFeatures } from '../../src/eval/features.js';
 import { loadSuite } from '../../src/eval/suite.js';
 import { decideAndContinue } from '../../src/loop/run.js';
-import type { GatedCall } from '../../src/loop/types.js';
+import type { EngineDeps, GatedCall } from '../../src/loop/types.js';
 import { play, suiteWith } from './support.js';
 
 /** A restart in staging, needing policy rules; its policy has no rules yet, so it loads today. */
@@ -43,9 +44,22 @@ const stagingRule = (call: GatedCall): RuleVerdict =>
     ? { kind: 'allow', rule: 'staging-restarts' }
     : { kind: 'ask' };
 
+describe('context compaction', () => {
+  it("runs its task with the default hooks, whose store keeps a run's long results for read_result", async () => {
+    const integrations = defaultIntegrations();
+    expect(missingFeatures(['context_compaction'], integrations)).toEqual([]);
+    const { record } = await play('long-logs-compaction', undefined, integrations);
+    expect(record.passed).toBe(true);
+    const deps = integrations.compaction!({} as EngineDeps, {} as Policy);
+    expect(await deps.results!.keep('res_00000000_c1', 'a long log', 100)).toEqual({ kept: true });
+    expect(await deps.results!.read('res_00000000_c1')).toBe('a long log');
+    expect(await deps.results!.keep('res_00000000_c2', 'x'.repeat(100), 100)).toMatchObject({ kept: false });
+  });
+});
+
 describe('tasks needing other capabilities', () => {
-  it('are skipped with the reason while no hook is installed (none is, today)', () => {
-    expect(defaultIntegrations()).toEqual({});
+  it('are skipped with the reason while no hook is installed (only compaction has one today)', () => {
+    expect(Object.keys(defaultIntegrations())).toEqual(['compaction']);
     expect(missingFeatures(['policy_rules', 'sub_agents'], {})).toEqual([
       { feature: 'policy_rules', note: expect.stringMatching(/^needs policy rules/) },
       { feature: 'sub_agents', note: expect.stringMatching(/^needs sub-agents/) },

@@ -14,10 +14,15 @@
  *   consumes no step, and is listed in `malformed`, so a broken conversation fails loudly.
  * - When the script runs out the fake answers 500 with `x-should-retry: false` (the SDK then does not
  *   retry) and a message saying so.
+ * - With `contextTokens`, it counts each request's tokens (gpt-tokenizer over the JSON of its messages and
+ *   tools, times `tokenFactor`: another tokenizer than loopgate's estimate) and, like the real API,
+ *   refuses with 400 `context_length_exceeded` one whose count plus its reply bound passes the window
+ *   (listed in `tooLong`, consuming no step); replies report that count as `prompt_tokens`.
  */
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { countTokens } from 'gpt-tokenizer';
 import { z } from 'zod';
 
 // ---------------------------------------------------------------------------------------------------
@@ -129,6 +134,13 @@ export type FakeStepFn = (request: RecordedRequest) => FakeStep | Promise<FakeSt
 
 export type FakeStep = FakeReply | FakeError | FakeDelay | FakeStepFn;
 
+export interface FakeOpenAIOptions {
+  /** The model's window: a request's counted tokens plus its reply bound must fit. Default none. */
+  contextTokens?: number;
+  /** Scales the fake's count (a tokenizer that makes more tokens than loopgate's estimate). Default 1. */
+  tokenFactor?: number;
+}
+
 export interface FakeOpenAI {
   /** Base URL ending in `/v1`: give it to the SDK as `baseURL` or to a process as `OPENAI_BASE_URL`. */
   url: string;
@@ -136,6 +148,10 @@ export interface FakeOpenAI {
   requests: RecordedRequest[];
   /** Requests refused with 400 before consuming a step, with the reason. */
   malformed: { path: string; problem: string }[];
+  /** Requests refused as longer than `contextTokens`: their counted tokens and reply bound. */
+  tooLong: { tokens: number; maxCompletionTokens: number }[];
+  /** The counted tokens of each accepted request (with `contextTokens`), in arrival order. */
+  counted: number[];
   /** Append steps to the script. */
   push(...steps: FakeStep[]): void;
   /** Steps not consumed yet. */
@@ -147,10 +163,21 @@ export interface FakeOpenAI {
 const DEFAULT_USAGE = { prompt_tokens: 10, completion_tokens: 5 };
 const CHAT_PATHS = new Set(['/v1/chat/completions', '/chat/completions']);
 
-export async function startFakeOpenAI(script: FakeStep[] = []): Promise<FakeOpenAI> {
+/** The fake's own count of a request's input tokens. */
+function countRequest(body: ChatRequest, factor: number): number {
+  const text = JSON.stringify({ messages: body.messages, tools: body.tools ?? [] });
+  return Math.ceil(countTokens(text, { disallowedSpecial: new Set() }) * factor);
+}
+
+export async function startFakeOpenAI(
+  script: FakeStep[] = [],
+  options: FakeOpenAIOptions = {},
+): Promise<FakeOpenAI> {
   const steps = [...script];
   const requests: RecordedRequest[] = [];
   const malformed: { path: string; problem: string }[] = [];
+  const tooLong: { tokens: number; maxCompletionTokens: number }[] = [];
+  const counted: number[] = [];
 
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
@@ -171,6 +198,31 @@ export async function startFakeOpenAI(script: FakeStep[] = []): Promise<FakeOpen
       sendJson(res, 400, errorBody(problem, 'invalid_request_error'), {});
       return;
     }
+    let usage: FakeReply['usage'] | undefined;
+    if (options.contextTokens !== undefined) {
+      const tokens = countRequest(problem, options.tokenFactor ?? 1);
+      const maxCompletionTokens = problem.max_completion_tokens ?? problem.max_tokens ?? 0;
+      if (tokens + maxCompletionTokens > options.contextTokens) {
+        tooLong.push({ tokens, maxCompletionTokens });
+        const message = `This model's maximum context length is ${options.contextTokens} tokens. However, you requested ${tokens + maxCompletionTokens} tokens (${tokens} in the messages, ${maxCompletionTokens} in the completion). Please reduce the length of the messages or completion.`;
+        sendJson(
+          res,
+          400,
+          {
+            error: {
+              message,
+              type: 'invalid_request_error',
+              param: 'messages',
+              code: 'context_length_exceeded',
+            },
+          },
+          {},
+        );
+        return;
+      }
+      counted.push(tokens);
+      usage = { prompt_tokens: tokens, completion_tokens: 5 };
+    }
     const recorded: RecordedRequest = { path, headers: req.headers, body: problem };
     requests.push(recorded);
     const number = requests.length;
@@ -180,15 +232,21 @@ export async function startFakeOpenAI(script: FakeStep[] = []): Promise<FakeOpen
       sendJson(res, 500, errorBody(message), { 'x-should-retry': 'false' });
       return;
     }
-    await answer(step, recorded, number, res);
+    await answer(step, recorded, number, res, usage);
   }
 
-  async function answer(step: FakeStep, request: RecordedRequest, number: number, res: ServerResponse) {
+  async function answer(
+    step: FakeStep,
+    request: RecordedRequest,
+    number: number,
+    res: ServerResponse,
+    counted?: FakeReply['usage'],
+  ) {
     if (typeof step === 'function') {
-      await answer(await step(request), request, number, res);
+      await answer(await step(request), request, number, res, counted);
     } else if ('delayMs' in step) {
       await waitUnlessClosed(step.delayMs, res);
-      if (!res.destroyed) await answer(step.step, request, number, res);
+      if (!res.destroyed) await answer(step.step, request, number, res, counted);
     } else if ('status' in step) {
       const body = step.body ?? errorBody(`fake OpenAI: scripted error ${step.status}`);
       if (typeof body === 'string') {
@@ -197,7 +255,8 @@ export async function startFakeOpenAI(script: FakeStep[] = []): Promise<FakeOpen
         sendJson(res, step.status, body, step.headers ?? {});
       }
     } else {
-      sendJson(res, 200, completionBody(step, request.body.model, number), {});
+      const reply = step.usage === undefined && counted ? { ...step, usage: counted } : step;
+      sendJson(res, 200, completionBody(reply, request.body.model, number), {});
     }
   }
 
@@ -209,6 +268,8 @@ export async function startFakeOpenAI(script: FakeStep[] = []): Promise<FakeOpen
     url: `http://127.0.0.1:${port}/v1`,
     requests,
     malformed,
+    tooLong,
+    counted,
     push: (...more) => {
       steps.push(...more);
     },

@@ -240,6 +240,30 @@ describe.each(FETCHES)('createOpenAIModel over $name: retries and errors', ({ fe
     expect(err.message).toMatch(/HTTP 400: Invalid 'messages\[1\]'/);
   });
 
+  it('recognises a request refused as longer than the context window, by code or by wording', async () => {
+    const { model } = await setUp([
+      {
+        status: 400,
+        body: {
+          error: { message: 'too long', type: 'invalid_request_error', code: 'context_length_exceeded' },
+        },
+      },
+      {
+        status: 400,
+        body: {
+          error: {
+            message:
+              "This model's maximum context length is 8192 tokens. However, you requested 9000 tokens.",
+          },
+        },
+      },
+      { status: 400, body: { error: { message: "Invalid 'messages[1]'", type: 'invalid_request_error' } } },
+    ]);
+    expect(await modelError(model.complete(ask()))).toMatchObject({ status: 400, contextExceeded: true });
+    expect(await modelError(model.complete(ask()))).toMatchObject({ status: 400, contextExceeded: true });
+    expect(await modelError(model.complete(ask()))).toMatchObject({ status: 400, contextExceeded: false });
+  });
+
   it('does not retry a 401 and keeps a plain-text body', async () => {
     const { fake, model } = await setUp([{ status: 401, body: 'bad key' }]);
     const err = await modelError(model.complete(ask()));
@@ -361,6 +385,19 @@ describe('startFakeOpenAI', () => {
     expect(fake.malformed).toEqual([
       { path: '/v1/chat/completions', problem: expect.stringContaining('call_x') },
     ]);
+    expect(fake.remaining()).toBe(1);
+  });
+
+  it('with a context window, refuses a request whose count and reply bound pass it, and reports its count as usage', async () => {
+    fake = await startFakeOpenAI([{ content: 'fits' }, { content: 'unused' }], { contextTokens: 2_000 });
+    const model = createOpenAIModel({ apiKey: API_KEY, baseURL: fake.url, model: 'gpt-test', maxRetries: 0 });
+    const small = await model.complete(ask({ maxOutputTokens: 100 }));
+    expect(small.usage).toEqual({ inputTokens: fake.counted[0], outputTokens: 5 });
+    const long: Message[] = [...USER_ASKS, { role: 'user', content: 'word '.repeat(3_000) }];
+    const err = await modelError(model.complete(ask({ messages: long, maxOutputTokens: 100 })));
+    expect(err).toMatchObject({ status: 400, contextExceeded: true });
+    expect(err.message).toMatch(/maximum context length is 2000 tokens/);
+    expect(fake.tooLong).toEqual([{ tokens: expect.any(Number), maxCompletionTokens: 100 }]);
     expect(fake.remaining()).toBe(1);
   });
 

@@ -73,10 +73,30 @@ describe('metrics', () => {
       stopReason: 'max_steps',
       message: 'x',
     });
+    recordEngineEvent(m, {
+      type: 'context_compacted',
+      runId: 'r',
+      durationMs: 900,
+      upTo: 9,
+      messages: 12,
+      summary: 's',
+      notes: 'n',
+      step: 5,
+      at: 0,
+      tokensBefore: 7_000,
+      tokensAfter: 2_000,
+      calls: 2,
+      usage: { inputTokens: 50, outputTokens: 10 },
+      costUsd: 0.05,
+      model: 'gpt-4.1-mini',
+    });
     const text = await m.registry.metrics();
     expect(text).toContain('loopgate_steps_total 1');
-    expect(text).toContain('loopgate_model_tokens_total{kind="input"} 100');
-    expect(text).toContain('loopgate_model_cost_usd_total 0.25');
+    // A compaction's summary calls are model calls: their tokens and cost count too.
+    expect(text).toContain('loopgate_model_tokens_total{kind="input"} 150');
+    expect(text).toContain('loopgate_model_cost_usd_total 0.3');
+    expect(text).toContain('loopgate_context_compactions_total 1');
+    expect(text).toContain('loopgate_model_replies_total{model="gpt-4.1-mini"} 2');
     expect(text).toContain('loopgate_tool_calls_total{tool="http_get",effect="read",outcome="timeout"} 1');
     expect(text).toContain('loopgate_runs_finished_total{status="stopped",stop_reason="max_steps"} 1');
     expect(text).toContain('loopgate_model_latency_seconds_sum 1.5');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RUN_STATE_VERSION, type RunState } from '../../src/loop/types.js';
-import { type TraceView, traceFromRunState } from '../../src/slack/trace.js';
+import { type TraceView, timingsFromTrace, traceFromRunState } from '../../src/slack/trace.js';
 import { traceModal } from '../../src/slack/trace-modal.js';
 import { expectValidViewBlocks, pings, texts } from './block-checks.js';
 
@@ -215,5 +215,69 @@ describe('the model of each step', () => {
     expect(trace.steps[0]).toMatchObject({ model: 'fallback-model' });
     const all = texts(traceModal(trace).blocks).join('\n');
     expect(all).toContain('*Step 1* · 900 ms · fallback-model');
+  });
+});
+
+describe('compactions in the trace', () => {
+  const compacted = (): RunState => {
+    const state = runState();
+    return {
+      ...state,
+      compactions: [
+        {
+          upTo: 4,
+          messages: 4,
+          summary: 'I checked payments: up.',
+          notes:
+            'Recorded by loopgate (its records, not my words):\nNo call that needs approval was made so far.',
+          step: 1,
+          at: 1_700_000_000_000,
+          tokensBefore: 7_100,
+          tokensAfter: 1_900,
+          calls: 2,
+          usage: { inputTokens: 6_000, outputTokens: 240 },
+          costUsd: 0.0031,
+          model: 'gpt-4.1-mini',
+        },
+      ],
+    };
+  };
+
+  it('places each compaction after the step before it, with its size, tokens, calls, cost and duration', () => {
+    const view = traceFromRunState(compacted(), {
+      compactions: timingsFromTrace([{ type: 'context_compacted', at: 1, upTo: 4, durationMs: 1_200 }])
+        .compactions,
+    });
+    expect(view.compactions).toEqual([
+      {
+        afterStep: 1,
+        at: 1_700_000_000_000,
+        messagesReplaced: 3,
+        tokensBefore: 7_100,
+        tokensAfter: 1_900,
+        summaryChars: 'I checked payments: up.'.length,
+        summaryTokens: 240,
+        calls: 2,
+        costUsd: 0.0031,
+        durationMs: 1_200,
+        model: 'gpt-4.1-mini',
+      },
+    ]);
+    const modal = traceModal(view);
+    expectValidViewBlocks(modal.blocks);
+    const words = texts(modal.blocks);
+    expect(words.some((t) => t.includes('context compacted 1 time'))).toBe(true);
+    const line = words.findIndex((t) => t.startsWith(':compression: Context compacted:'));
+    expect(words[line]).toBe(
+      ':compression: Context compacted: 3 earlier messages replaced by a summary of 23 characters (240 tokens); next request about 7100 -&gt; 1900 tokens; 2 model calls (gpt-4.1-mini), $0.0031; 1.2 s',
+    );
+    // After step 1's call, before step 2.
+    expect(words.findIndex((t) => t.startsWith('*Step 2*'))).toBeGreaterThan(line);
+    expect(words.findIndex((t) => t.startsWith('*Step 1*'))).toBeLessThan(line);
+  });
+
+  it('shows no compaction for a run that had none', () => {
+    expect(traceFromRunState(runState()).compactions).toBeUndefined();
+    expect(texts(traceModal(traceFromRunState(runState())).blocks).join('\n')).not.toContain('compacted');
   });
 });

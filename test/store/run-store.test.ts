@@ -264,10 +264,26 @@ describe('saveStep', () => {
     const keys = fx.store.context.keys.run('run-resend');
     const next = advance(state, 1);
     const args = [fence, 2, 0, 'nonce-1', changingJson(next), 'running', 1, '', T0 + 1, '', 0, keys.base, 50];
-    const sent = [...args, 2, 0, ...next.messages.slice(2).map((m) => JSON.stringify(m)), '["m",1,1,5]'];
-    const keyList = [keys.header, keys.messages, keys.evidence, keys.lease, keys.trace, keys.approvals];
-    expect(await fx.store.context.script('saveStep', keyList, sent)).toEqual([4, 0, 0]);
-    expect(await fx.store.context.script('saveStep', keyList, sent)).toEqual([4, 0, 0]);
+    const sent = [
+      ...args,
+      2,
+      0,
+      0,
+      0,
+      ...next.messages.slice(2).map((m) => JSON.stringify(m)),
+      '["m",1,1,5]',
+    ];
+    const keyList = [
+      keys.header,
+      keys.messages,
+      keys.evidence,
+      keys.lease,
+      keys.trace,
+      keys.approvals,
+      keys.compactions,
+    ];
+    expect(await fx.store.context.script('saveStep', keyList, sent)).toEqual([4, 0, 0, 0]);
+    expect(await fx.store.context.script('saveStep', keyList, sent)).toEqual([4, 0, 0, 0]);
     expect(await fx.redis.llen(keys.messages)).toBe(4);
     expect(await fx.redis.llen(keys.trace)).toBe(1);
   });

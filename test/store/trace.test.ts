@@ -113,6 +113,7 @@ describe('trace through the checkpoint', () => {
       effects: { call_1: 'read', call_9: 'write' },
       descriptions: {},
       models: { 1: 'gpt-fallback' },
+      compactions: {},
     });
     // What the checkpoint took is stored as rows; what was left for the final flush, as objects.
     const stored = await fx.redis.lrange(fx.store.context.keys.run(RUN).trace, 0, -1);

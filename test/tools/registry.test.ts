@@ -182,6 +182,13 @@ describe('custom tools', () => {
     ]);
   });
 
+  it("refuses a custom tool named like loopgate's own read_result", async () => {
+    const err = await buildError(customPolicy([fixture('read-result-name.ts')]));
+    expect(err.problems).toEqual([
+      { key: 'custom[0]', problem: "read_result is loopgate's own tool for long results: rename this one" },
+    ]);
+  });
+
   it('loads a gated custom tool that has approvers', async () => {
     const tools = await buildTools(customPolicy([fixture('gated-write.ts')], ['S0FINANCE']), { env: {} });
     expect(tools.get('issue_refund')?.effect).toBe('write');

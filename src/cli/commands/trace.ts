@@ -1,5 +1,6 @@
+import type { RunState } from '../../loop/types.js';
 import { timingsFromTrace, traceFromRunState } from '../../slack/trace.js';
-import { isRunId } from '../../store/index.js';
+import { isRunId, type TraceEntry } from '../../store/index.js';
 import { parseCommandLine, positiveInt } from '../args.js';
 import type { Command } from '../command.js';
 import { CliError, UsageError } from '../errors.js';
@@ -9,13 +10,22 @@ import { type TraceReport, traceText } from '../trace-text.js';
 const help = `Usage: loopgate trace <runId> [--max-chars N] [--json]
 
 Shows one run: who asked what where, each step with its tool calls (effect, duration, arguments and
-results), the approvals with who decided and whether the call executed, and the final answer or the
-reason the run stopped.
+results), each compaction of its history (messages replaced, tokens before and after, the summary's
+size and cost), the approvals with who decided and whether the call executed, and the final answer or
+the reason the run stopped.
 
   --max-chars N   cut arguments, results and texts to N characters (default 300; --json never cuts)
   --json          print the whole trace as one JSON document`;
 
 const options = { 'max-chars': { type: 'string' }, json: { type: 'boolean' } } as const;
+
+function stepsAndCompactions(
+  state: RunState,
+  entries: TraceEntry[],
+): Pick<TraceReport, 'steps' | 'compactions'> {
+  const view = traceFromRunState(state, timingsFromTrace(entries));
+  return { steps: view.steps, compactions: view.compactions ?? [] };
+}
 
 export const traceCommand: Command = {
   name: 'trace',
@@ -57,7 +67,7 @@ export const traceCommand: Command = {
         finishedAt: loaded.finishedAt,
         cancelRequest: loaded.cancelRequest,
       },
-      steps: traceFromRunState(state, timingsFromTrace(entries)).steps,
+      ...stepsAndCompactions(state, entries),
       approvals: approvals.map((a, i) => ({ ...a, execution: executions[i] ?? null })),
       awaitingDecision: (state.turn?.pending ?? []).map((call) => call.toolCallId),
       answer: state.answer === null ? null : state.answer.join('\n'),

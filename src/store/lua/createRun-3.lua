@@ -22,8 +22,10 @@ if redis.call('EXISTS', header) == 1 then
 end
 local m = tonumber(ARGV[14])
 local e = #ARGV - 14 - m
--- Leftovers of an older run of the same id (its header expired first) must not join this history.
-redis.call('DEL', messages, evidence)
+-- Leftovers of an older run of the same id (its header expired first) must not join this history. Its
+-- compactions and kept results share the run's hash tag: their keys are the header's with another name.
+local base = string.sub(header, 1, #header - #'header')
+redis.call('DEL', messages, evidence, base .. 'compactions', base .. 'results')
 redis.call('HSET', header,
   'v', ARGV[2], 'layout', ARGV[3], 'state', ARGV[4], 'progress', ARGV[5], 'slack', ARGV[6],
   'status', ARGV[7], 'step', ARGV[8], 'stopReason', ARGV[9],

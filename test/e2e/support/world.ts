@@ -13,7 +13,12 @@ import { runIdForEvent } from '../../../src/store/ids.js';
 import type { LoadedRun } from '../../../src/store/run-store.js';
 import { createStore, type Store } from '../../../src/store/store.js';
 import { type HttpFixture, reply, startHttpFixture } from '../../fakes/http-fixtures.js';
-import { type FakeOpenAI, type FakeStep, startFakeOpenAI } from '../../fakes/openai-server.js';
+import {
+  type FakeOpenAI,
+  type FakeOpenAIOptions,
+  type FakeStep,
+  startFakeOpenAI,
+} from '../../fakes/openai-server.js';
 import { type FakeSlack, startFakeSlack } from '../../fakes/slack-api-server.js';
 import { deleteKeys } from '../../store/redis-fixture.js';
 import { killAllLoopgate, type LoopgateProcess, spawnLoopgate } from './loopgate-process.js';
@@ -30,6 +35,10 @@ export interface WorldOptions {
   holdMs: number;
   /** Redis for the workers and the world's own connections; default REDIS_URL (the shared one). */
   redisUrl?: string;
+  /** The fake model's context window and token count. */
+  openai?: FakeOpenAIOptions;
+  /** The policy file's text; default `http_get` allowed on the slow endpoint. */
+  policy?: string;
 }
 
 export interface World {
@@ -71,7 +80,7 @@ export async function startWorld(options: WorldOptions): Promise<World> {
   const queue = createRunsQueue(connect(), prefix);
   queue.on('error', () => {});
   const config = tempDir();
-  const openai = await startFakeOpenAI(options.script);
+  const openai = await startFakeOpenAI(options.script, options.openai);
   const slack = await startFakeSlack({ token: SLACK_TOKEN });
   const slowAnswers: number[] = [];
   const slow = await startHttpFixture(async (_req, res) => {
@@ -80,7 +89,7 @@ export async function startWorld(options: WorldOptions): Promise<World> {
     reply(res, 200, 'application/json', '{"status":"all systems operational"}');
     slowAnswers.push(performance.now());
   });
-  const configPath = config.write('loopgate.yaml', httpGetPolicy(`${slow.url}/`));
+  const configPath = config.write('loopgate.yaml', options.policy ?? httpGetPolicy(`${slow.url}/`));
   const env = {
     REDIS_URL: redisUrl,
     LOOPGATE_PREFIX: prefix,
