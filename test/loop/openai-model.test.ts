@@ -309,10 +309,14 @@ describe.each(FETCHES)('createOpenAIModel over $name: aborts', ({ fetch: f }) =>
   it('rejects promptly when the signal aborts during a slow reply', async () => {
     const { fake, model } = await setUp([{ delayMs: 10_000, step: { content: 'too late' } }]);
     const controller = new AbortController();
-    const started = Date.now();
-    setTimeout(() => controller.abort(new Error('run deadline passed')), 100);
-    const err = await modelError(model.complete(ask({ signal: controller.signal })));
-    expect(Date.now() - started).toBeLessThan(5_000);
+    const pending = modelError(model.complete(ask({ signal: controller.signal })));
+    // Aborted once the request reached the server (a fixed timer could fire before it is even sent).
+    const until = Date.now() + 10_000;
+    while (fake.requests.length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+    const aborted = Date.now();
+    controller.abort(new Error('run deadline passed'));
+    const err = await pending;
+    expect(Date.now() - aborted).toBeLessThan(5_000);
     expect(err).toMatchObject({ retryable: false, status: undefined });
     expect(err.message).toBe('model request aborted: run deadline passed');
     expect(fake.requests).toHaveLength(1);
