@@ -11,15 +11,21 @@ import {
 /**
  * How a RunState's header (everything but messages and evidence) is spread over the header hash
  * (keys.ts), so that a step rewrites only what a step can change:
- * - `state`: JSON of the parts set once when the run is created (requester, question, limits);
+ * - `state`: JSON of the parts set once when the run is created (requester, question, limits, and for
+ *   a sub-agent's run its `agent` link);
  * - `progress`: JSON of the parts a step changes (usage, turn, actions, rejected, brakes,
- *   answerRetries, answer, stopMessage);
+ *   answerRetries, answer, stopMessage, subagents);
  * - the scalars status, step, stopReason ('' for none), createdAt, updatedAt in hash fields of their
  *   own (the run index and `/loopgate status` read them without parsing JSON);
  * - version in `v`, runId in the key.
  */
 
-const fixedPartSchema = runHeaderStateSchema.pick({ requester: true, question: true, limits: true });
+const fixedPartSchema = runHeaderStateSchema.pick({
+  requester: true,
+  question: true,
+  limits: true,
+  agent: true,
+});
 const changingPartSchema = runHeaderStateSchema.pick({
   usage: true,
   turn: true,
@@ -29,6 +35,7 @@ const changingPartSchema = runHeaderStateSchema.pick({
   answerRetries: true,
   answer: true,
   stopMessage: true,
+  subagents: true,
 });
 
 type FixedPart = z.output<typeof fixedPartSchema>;
@@ -51,7 +58,12 @@ export const headerPartsCoverRunState: [Exclude<keyof RunHeaderState, Placed>] e
 
 /** JSON of the parts of a run that never change after createRun. */
 export function fixedJson(state: RunHeaderState): string {
-  const part: FixedPart = { requester: state.requester, question: state.question, limits: state.limits };
+  const part: FixedPart = {
+    requester: state.requester,
+    question: state.question,
+    limits: state.limits,
+    ...(state.agent ? { agent: state.agent } : {}),
+  };
   return JSON.stringify(part);
 }
 
@@ -66,6 +78,7 @@ export function changingJson(state: RunHeaderState): string {
     answerRetries: state.answerRetries,
     answer: state.answer,
     stopMessage: state.stopMessage,
+    ...(state.subagents ? { subagents: state.subagents } : {}),
   };
   return JSON.stringify(part);
 }
