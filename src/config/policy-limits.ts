@@ -42,6 +42,8 @@ export function limitsFromPolicy(policy: Policy): RunLimits {
     ...(b.maxGatedCallsPerPause === undefined ? {} : { maxGatedCallsPerPause: b.maxGatedCallsPerPause }),
     ...(b.maxObservationChars === undefined ? {} : { maxObservationChars: b.maxObservationChars }),
     ...(b.toolTimeoutSeconds === undefined ? {} : { toolTimeoutMs: b.toolTimeoutSeconds * 1000 }),
+    ...(b.maxAgentDepth === undefined ? {} : { maxAgentDepth: b.maxAgentDepth }),
+    ...(b.maxParallelAgents === undefined ? {} : { maxParallelAgents: b.maxParallelAgents }),
     prices,
     defaultPrice,
   };

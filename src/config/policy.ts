@@ -17,6 +17,7 @@ import { prometheusSettings } from '../tools/prometheus-query.js';
 import { runActionSettings } from '../tools/run-action/action-settings.js';
 import { runbookSettings } from '../tools/runbooks/runbook-settings.js';
 import { approverList, envVarName, toolApprovers, toolRetry } from '../tools/settings.js';
+import { agentReferenceProblems, agentsSection } from './agents.js';
 import { ConfigError, type ConfigProblem } from './errors.js';
 import { missingSecrets } from './policy-env.js';
 import { problemsOf } from './policy-problems.js';
@@ -91,6 +92,10 @@ const budgetsSection = z.strictObject({
   maxGatedCallsPerPause: positiveInt(50).optional(),
   maxObservationChars: z.number().int().min(500).max(1_000_000).optional(),
   toolTimeoutSeconds: positiveInt(3600).optional(),
+  /** Levels of sub-agents below a person's run (default 2). */
+  maxAgentDepth: positiveInt(5).optional(),
+  /** Sub-agent calls of one reply started at once (default 4). */
+  maxParallelAgents: positiveInt(16).optional(),
 });
 
 const approvalsSection = z.strictObject({
@@ -178,6 +183,8 @@ const policySchema = z.strictObject({
   custom: z.array(customEntry).default([]),
   /** MCP servers whose tools are offered as `<server>__<tool>` (src/mcp). */
   mcp: mcpSettings.optional(),
+  /** Sub-agents, each offered to the model as `ask_<name>` (src/agents). */
+  agents: agentsSection,
 });
 
 type ParsedPolicy = z.output<typeof policySchema>;
@@ -237,6 +244,7 @@ function crossChecks(policy: ParsedPolicy): ConfigProblem[] {
     }
   }
   problems.push(...mcpApproverProblems(policy.mcp, policy.approvals.approvers));
+  problems.push(...agentReferenceProblems(policy.agents));
   if (policy.channels.allow.length > 0) {
     for (const channel of Object.keys(policy.channels.prompt)) {
       if (!policy.channels.allow.includes(channel)) {

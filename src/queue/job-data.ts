@@ -53,17 +53,37 @@ export const expireJobSchema = z
   .strictObject({ v: z.literal(JOB_DATA_VERSION), runId, approvalId })
   .refine(belongsToRun, 'approvalId must belong to runId');
 
+/** A sub-agent's run was created by its parent: work on it. */
+export const childStartJobSchema = z.strictObject({ v: z.literal(JOB_DATA_VERSION), runId });
+
+/**
+ * A sub-agent's run ended (or, with `watch`, a delayed check while it works): the parent applies the
+ * ends of its children that are in the store. Harmless when repeated: nothing is applied twice.
+ */
+export const childEndJobSchema = z.strictObject({
+  v: z.literal(JOB_DATA_VERSION),
+  /** The parent run. */
+  runId,
+  childRunId: runId,
+  /** Set on the safety checks scheduled while the child works: their number, 1, 2, ... */
+  watch: z.number().int().min(1).max(1_000_000).optional(),
+});
+
 export const jobSchemas = {
   start: startJobSchema,
   resume: resumeJobSchema,
   cancel: cancelJobSchema,
   expire: expireJobSchema,
+  child_start: childStartJobSchema,
+  child_end: childEndJobSchema,
 } as const;
 
 export type StartJobData = z.infer<typeof startJobSchema>;
 export type ResumeJobData = z.infer<typeof resumeJobSchema>;
 export type CancelJobData = z.infer<typeof cancelJobSchema>;
 export type ExpireJobData = z.infer<typeof expireJobSchema>;
+export type ChildStartJobData = z.infer<typeof childStartJobSchema>;
+export type ChildEndJobData = z.infer<typeof childEndJobSchema>;
 export type JobData<N extends JobName> = z.infer<(typeof jobSchemas)[N]>;
 
 /** A job of the runs queue, discriminated by name. */
@@ -71,7 +91,9 @@ export type RunJob =
   | { name: 'start'; data: StartJobData }
   | { name: 'resume'; data: ResumeJobData }
   | { name: 'cancel'; data: CancelJobData }
-  | { name: 'expire'; data: ExpireJobData };
+  | { name: 'expire'; data: ExpireJobData }
+  | { name: 'child_start'; data: ChildStartJobData }
+  | { name: 'child_end'; data: ChildEndJobData };
 
 export const isJobName = (name: string): name is JobName => (JOB_NAMES as readonly string[]).includes(name);
 
@@ -99,6 +121,10 @@ export function parseJobData(name: string, data: unknown): RunJob {
       return { name, data: check(name, cancelJobSchema, data) };
     case 'expire':
       return { name, data: check(name, expireJobSchema, data) };
+    case 'child_start':
+      return { name, data: check(name, childStartJobSchema, data) };
+    case 'child_end':
+      return { name, data: check(name, childEndJobSchema, data) };
   }
 }
 

@@ -20,6 +20,12 @@ export const cancelJobId = (runId: string): string => `cancel-${encode(runId)}`;
 /** One expiry timer per approval. */
 export const expireJobId = (approvalId: string): string => `expire-${encode(approvalId)}`;
 
+/** One start per sub-agent run. */
+export const childStartJobId = (childRunId: string): string => `child-start-${encode(childRunId)}`;
+/** One hand-over per ended sub-agent run, and one per safety check while it works. */
+export const childEndJobId = (childRunId: string, watch?: number): string =>
+  `child-end-${encode(childRunId)}${watch === undefined ? '' : `.w${watch}`}`;
+
 export function jobIdFor(job: RunJob): string {
   switch (job.name) {
     case 'start':
@@ -32,5 +38,9 @@ export function jobIdFor(job: RunJob): string {
       return cancelJobId(job.data.runId);
     case 'expire':
       return expireJobId(job.data.approvalId);
+    case 'child_start':
+      return childStartJobId(job.data.runId);
+    case 'child_end':
+      return childEndJobId(job.data.childRunId, job.data.watch);
   }
 }

@@ -19,9 +19,14 @@ export const DEFAULT_JOB_OPTIONS = {
   removeOnFail: { age: 7 * 24 * HOUR_S, count: 10_000 },
 } as const satisfies JobsOptions;
 
-/** Options of one job: the defaults, its id, and for `expire` the delay until the approval's expiry. */
+/**
+ * Options of one job: the defaults, its id, and for the timers (`expire` at an approval's expiry, the
+ * `child_end` safety checks) their delay.
+ */
 export function jobOptions(name: JobName, jobId: string, delayMs = 0): JobsOptions {
-  if (name !== 'expire' && delayMs !== 0) throw new RangeError(`only expire jobs are delayed, not ${name}`);
+  if (name !== 'expire' && name !== 'child_end' && delayMs !== 0) {
+    throw new RangeError(`only expire and child_end jobs are delayed, not ${name}`);
+  }
   return {
     ...DEFAULT_JOB_OPTIONS,
     backoff: { ...DEFAULT_JOB_OPTIONS.backoff },

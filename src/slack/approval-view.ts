@@ -27,5 +27,6 @@ export function approvalViewFromRecord(
     decidedAt: record.decidedAt,
     decisionReason: record.decisionReason,
     ...(outcome ? { outcome } : {}),
+    ...(record.agent ? { agent: record.agent } : {}),
   };
 }

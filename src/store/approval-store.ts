@@ -38,6 +38,8 @@ export interface CreateApprovalsInput {
   requester: string;
   now: number;
   approvals: readonly NewApproval[];
+  /** The sub-agent whose run asks (absent: the person's own run). */
+  agent?: string;
 }
 
 export interface DecideInput {
@@ -103,6 +105,7 @@ export class ApprovalStore {
         decidedAt: null,
         decisionReason: null,
         card: null,
+        ...(input.agent ? { agent: input.agent } : {}),
       }),
     );
     if (records.length === 0) return [];

@@ -55,6 +55,8 @@ export const approvalRecordSchema = z.strictObject({
   decisionReason: z.string().nullable(),
   /** The approval card, once posted. */
   card: z.strictObject({ channel: z.string(), ts: z.string() }).nullable(),
+  /** The sub-agent whose run asked (absent: the person's own run). */
+  agent: z.string().optional(),
 });
 export type ApprovalRecord = z.infer<typeof approvalRecordSchema>;
 
@@ -124,6 +126,7 @@ export function approvalToHash(record: ApprovalRecord): string[] {
     createdAt: String(record.createdAt),
     expiresAt: String(record.expiresAt),
     status: record.status,
+    ...(record.agent ? { agent: record.agent } : {}),
   };
   return Object.entries(fields).flat();
 }
@@ -150,6 +153,7 @@ export function approvalFromHash(hash: Record<string, string>): ApprovalRecord {
     decidedAt: numberOrNull(hash.decidedAt),
     decisionReason: orNull(hash.decisionReason),
     card: hash.cardChannel && hash.cardTs ? { channel: hash.cardChannel, ts: hash.cardTs } : null,
+    ...(hash.agent ? { agent: hash.agent } : {}),
   });
 }
 

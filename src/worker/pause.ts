@@ -18,6 +18,7 @@ export async function postPause(rt: WorkerRuntime, state: RunState, ctx: RunSlac
     runId: state.runId,
     fence,
     requester: state.requester.userId,
+    ...(state.agent ? { agent: state.agent.name } : {}),
     now,
     approvals: pending.map((call) => ({
       call,

@@ -1,6 +1,7 @@
 import { DelayedError, type Job } from 'bullmq';
 import { parseJobData } from '../queue/job-data.js';
-import { handleCancel, handleExpire, handleResume, handleStart } from './handlers.js';
+import { advanceRun } from './advance.js';
+import { handleCancel, handleChildEnd, handleExpire, handleResume, handleStart } from './handlers.js';
 import type { AdvanceResult } from './run-lease.js';
 import type { WorkerRuntime } from './runtime.js';
 
@@ -42,6 +43,13 @@ export function runsProcessor(rt: WorkerRuntime) {
         break;
       case 'cancel':
         result = await handleCancel(rt, parsed.data, jobId);
+        break;
+      case 'child_start':
+        // A sub-agent's run, created by its parent: it takes no requester slot (its parent held one).
+        result = await advanceRun(rt, parsed.data.runId, jobId);
+        break;
+      case 'child_end':
+        result = await handleChildEnd(rt, parsed.data, jobId);
         break;
     }
     rt.metrics?.jobsProcessed.inc({ job: parsed.name, outcome: result.type });
