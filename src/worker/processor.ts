@@ -9,6 +9,16 @@ import type { WorkerRuntime } from './runtime.js';
 const REQUESTER_WAIT_MS = 500;
 
 /**
+ * A child's end often arrives while its parent's job still finishes the pause that started the child (a
+ * few ms before it releases the lease): it is tried again soon, then less often the longer it has
+ * waited, and never later than the lease would end.
+ */
+function retrySoon(result: AdvanceResult, waitedMs: number): AdvanceResult {
+  if (result.type !== 'busy') return result;
+  return { type: 'busy', retryInMs: Math.min(result.retryInMs, Math.max(20, Math.floor(waitedMs / 4))) };
+}
+
+/**
  * The BullMQ processor of the runs queue: validates the job (bad data fails at once, unretried), runs
  * its handler, and when another job holds the run's lease (or the requester already has their share of
  * this process's runs), puts the job back as delayed.
@@ -49,7 +59,7 @@ export function runsProcessor(rt: WorkerRuntime) {
         result = await advanceRun(rt, parsed.data.runId, jobId);
         break;
       case 'child_end':
-        result = await handleChildEnd(rt, parsed.data, jobId);
+        result = retrySoon(await handleChildEnd(rt, parsed.data, jobId), Date.now() - job.timestamp);
         break;
     }
     rt.metrics?.jobsProcessed.inc({ job: parsed.name, outcome: result.type });
