@@ -1,4 +1,4 @@
-import { timingsFromTrace, traceFromRunState } from '../../slack/trace.js';
+import { traceTree } from '../../agents/trace-tree.js';
 import { isRunId } from '../../store/index.js';
 import { parseCommandLine, positiveInt } from '../args.js';
 import type { Command } from '../command.js';
@@ -10,7 +10,8 @@ const help = `Usage: loopgate trace <runId> [--max-chars N] [--json]
 
 Shows one run: who asked what where, each step with its tool calls (effect, duration, arguments and
 results), the approvals with who decided and whether the call executed, and the final answer or the
-reason the run stopped.
+reason the run stopped. A sub-agent call shows its child run's steps indented under it; a child's own
+run id shows it alone.
 
   --max-chars N   cut arguments, results and texts to N characters (default 300; --json never cuts)
   --json          print the whole trace as one JSON document`;
@@ -56,8 +57,9 @@ export const traceCommand: Command = {
         updatedAt: state.updatedAt,
         finishedAt: loaded.finishedAt,
         cancelRequest: loaded.cancelRequest,
+        ...(state.agent ? { agent: state.agent } : {}),
       },
-      steps: traceFromRunState(state, timingsFromTrace(entries)).steps,
+      steps: (await traceTree(store.runs, state, entries)).steps,
       approvals: approvals.map((a, i) => ({ ...a, execution: executions[i] ?? null })),
       awaitingDecision: (state.turn?.pending ?? []).map((call) => call.toolCallId),
       answer: state.answer === null ? null : state.answer.join('\n'),
