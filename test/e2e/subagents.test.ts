@@ -6,8 +6,8 @@
  * another worker finishes the child and the parent, nothing approved runs twice, the answer is posted once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ACTION_IDS } from '../../src/slack/ids.js';
 import { addRunJob } from '../../src/queue/runs-queue.js';
+import { ACTION_IDS } from '../../src/slack/ids.js';
 import type { FakeStep, RecordedRequest, WireMessage } from '../fakes/openai-server.js';
 import { killAllLoopgate } from './support/loopgate-process.js';
 import { type Brain, callThenAnswer, succeeded } from './support/model-brains.js';
