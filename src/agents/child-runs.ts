@@ -10,13 +10,11 @@ import { isFinished } from '../loop/state.js';
 import type { ChildOutcome, Logger, RunState } from '../loop/types.js';
 import { addRunJob } from '../queue/runs-queue.js';
 import type { SlackContext } from '../store/records.js';
+import type { LoadedRun } from '../store/run-store.js';
 import type { WorkerRuntime } from '../worker/runtime.js';
 import { DEFAULT_WATCH_MS } from './catalog.js';
 import { newChildRun } from './child-run.js';
 import { toolsOfAgent } from './run-ports.js';
-
-/** `answerTs` of a child run once its end was handed to its parent (it posts nothing in Slack). */
-export const HANDED_TO_PARENT = 'parent';
 
 const watchMsOf = (rt: WorkerRuntime) => rt.agents?.watchMs ?? DEFAULT_WATCH_MS;
 
@@ -53,11 +51,23 @@ export async function startChildren(rt: WorkerRuntime, parent: RunState, slack: 
   );
 }
 
-/** The ends of the children the paused parent waits for that have ended, read from the store. */
-export async function endedChildren(rt: WorkerRuntime, parent: RunState): Promise<ChildOutcome[]> {
+/** Child runs being loaded already (a hand-over job starts loading its child with the parent's lease). */
+export type PrefetchedChildren = ReadonlyMap<string, Promise<LoadedRun | null>>;
+
+/**
+ * The ends of the children the paused parent waits for that have ended, read from the store (or from
+ * `prefetched`: a child that ended stays as it is, so a load begun before the parent's is as good).
+ */
+export async function endedChildren(
+  rt: WorkerRuntime,
+  parent: RunState,
+  prefetched?: PrefetchedChildren,
+): Promise<ChildOutcome[]> {
   const calls = parent.turn?.delegated ?? [];
   if (calls.length === 0) return [];
-  const children = await Promise.all(calls.map((call) => rt.store.runs.loadRun(call.childRunId)));
+  const children = await Promise.all(
+    calls.map((call) => prefetched?.get(call.childRunId) ?? rt.store.runs.loadRun(call.childRunId)),
+  );
   return calls.flatMap((call, i) => {
     const child = children[i];
     return child && isFinished(child.state) ? [outcomeOfChild(call.toolCallId, child.state)] : [];
@@ -66,8 +76,8 @@ export async function endedChildren(rt: WorkerRuntime, parent: RunState): Promis
 
 /**
  * A child run ended: its parent is asked (by a job, on any worker) to apply it. The end is already in
- * the store, so a lost or repeated job changes nothing but when the parent sees it. Then the child is
- * marked as handed over, so a recovered job of the child does not queue it again.
+ * the store, so a lost or repeated job changes nothing but when the parent sees it; a recovered job of the
+ * child asks again under the same job id, which BullMQ ignores.
  */
 export async function handToParent(rt: WorkerRuntime, child: RunState) {
   const link = child.agent;
@@ -76,7 +86,6 @@ export async function handToParent(rt: WorkerRuntime, child: RunState) {
     name: 'child_end',
     data: { v: 1, runId: link.parentRunId, childRunId: child.runId },
   });
-  await rt.store.runs.setAnswerTs(child.runId, HANDED_TO_PARENT);
 }
 
 /**

@@ -296,20 +296,26 @@ export async function applyChildOutcomes(
       outcome: o.status,
       durationMs: Math.max(0, now - call.at),
     });
-    if (deps.checkpoint) await deps.checkpoint(next);
   }
-  return continueWhenSettled(next, deps);
+  // Nothing ran while applying them (the children did their work), so one save at the end suffices: a
+  // crash before it applies the same ends again.
+  return continueWhenSettled(next, deps, next !== state);
 }
 
 /**
  * The paused turn after some of its calls got their results: still waiting while a gated call has no
- * decision or a child has not ended; otherwise its results are appended in call order and the run goes
- * on (its active-time clock restarts).
+ * decision or a child has not ended (saved first when `saveWaiting`); otherwise its results are appended
+ * in call order, the run goes on (its active-time clock restarts) and that is saved.
  */
-export async function continueWhenSettled(state: RunState, deps: EngineDeps): Promise<StepOutcome> {
+export async function continueWhenSettled(
+  state: RunState,
+  deps: EngineDeps,
+  saveWaiting = false,
+): Promise<StepOutcome> {
   const turn = state.turn!;
   const delegated = turn.delegated ?? [];
   if (turn.pending.length > 0 || delegated.length > 0) {
+    if (saveWaiting && deps.checkpoint) await deps.checkpoint(state);
     return {
       type: 'interruption',
       state,

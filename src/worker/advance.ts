@@ -1,4 +1,4 @@
-import { endedChildren, startChildren } from '../agents/child-runs.js';
+import { endedChildren, type PrefetchedChildren, startChildren } from '../agents/child-runs.js';
 import { portsForRun } from '../agents/run-ports.js';
 import { cancelRun } from '../loop/decisions.js';
 import { type RunOutcome, runUntilPause, settleAndContinue } from '../loop/run.js';
@@ -82,12 +82,17 @@ function progressShower(rt: WorkerRuntime, loaded: LoadedRun, ctx: RunSlackConte
  * boundary. Safe to call again for the same run at any time (redelivered or recovered jobs): what is
  * already done is found in the store and not redone.
  */
-export function advanceRun(rt: WorkerRuntime, runId: string, jobId: string): Promise<AdvanceResult> {
+export function advanceRun(
+  rt: WorkerRuntime,
+  runId: string,
+  jobId: string,
+  prefetched?: PrefetchedChildren,
+): Promise<AdvanceResult> {
   const log = rt.logger.child({ runId, jobId });
   return withRunLease(rt, runId, jobId, log, async (lease) => {
     const trace = new TraceRecorder(rt.store.runs, runId, rt.clock.now, rt.untrustedToolText);
     try {
-      return await advanceHeld(rt, runId, lease, trace, log);
+      return await advanceHeld(rt, runId, lease, trace, log, prefetched);
     } finally {
       await trace.flush().catch((err: unknown) => log.warn({ err }, 'could not write the trace'));
     }
@@ -100,6 +105,7 @@ async function advanceHeld(
   lease: HeldLease,
   trace: TraceRecorder,
   log: Logger,
+  prefetched?: PrefetchedChildren,
 ): Promise<AdvanceResult> {
   const { fence } = lease;
   const loaded = await rt.store.runs.loadRun(runId);
@@ -152,7 +158,7 @@ async function advanceHeld(
     outcome = { type: 'cancel_requested', state };
   } else if (state.status === 'awaiting_approval') {
     const decisions = recordedDecisions(loaded);
-    const children = await endedChildren(rt, state);
+    const children = await endedChildren(rt, state, prefetched);
     if (decisions.length === 0 && children.length === 0) {
       // Nothing decided or ended yet: make sure the pause is fully posted and its children exist (a
       // crash may have cut either short).

@@ -30,7 +30,7 @@ export async function deliverEnd(
 ) {
   await cancelAbandonedChildren(rt, state);
   if (state.agent) {
-    if (answerTs === null) await handToParent(rt, state);
+    await handToParent(rt, state);
     return;
   }
   if (answerTs === null) {

@@ -136,7 +136,10 @@ export async function handleChildEnd(
   data: ChildEndJobData,
   jobId: string,
 ): Promise<AdvanceResult> {
-  const result = await advanceRun(rt, data.runId, jobId);
+  // The child is read while the parent's lease is taken and the parent loaded, not after.
+  const child = rt.store.runs.loadRun(data.childRunId);
+  child.catch(() => {}); // Awaited (and its failure seen) only if the parent still waits for it.
+  const result = await advanceRun(rt, data.runId, jobId, new Map([[data.childRunId, child]]));
   if (result.type === 'done' && data.watch !== undefined) {
     await scheduleNextWatch(rt, data.runId, data.childRunId, data.watch);
   }

@@ -6,6 +6,7 @@
  * another worker finishes the child and the parent, nothing approved runs twice, the answer is posted once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { childRunIdFor } from '../../src/loop/delegate.js';
 import { addRunJob } from '../../src/queue/runs-queue.js';
 import { ACTION_IDS } from '../../src/slack/ids.js';
 import type { FakeStep, RecordedRequest, WireMessage } from '../fakes/openai-server.js';
@@ -101,11 +102,15 @@ describe('sub-agents through the real bot and worker processes', { timeout: 90_0
     ]);
     const parentRun = await w.store.runs.loadRun(asked.runId);
     expect(parentRun?.state.status).toBe('awaiting_approval');
-    const [triageCall, deployerCall] = parentRun?.state.turn?.delegated ?? [];
-    expect(card.approvalId.startsWith(`${deployerCall?.childRunId}.`)).toBe(true);
+    // Each call is answered by its own child run (the triage one may have been applied already).
+    const asks = parentRun?.state.messages.findLast((m) => m.role === 'assistant' && m.toolCalls);
+    const [triageId, deployerId] = (asks?.role === 'assistant' ? (asks.toolCalls ?? []) : []).map((c) =>
+      childRunIdFor(asked.runId, c.id),
+    );
+    expect(card.approvalId.startsWith(`${deployerId}.`)).toBe(true);
     // The other sub-agent works meanwhile.
     await w.waitFor('the triage sub-agent to finish', async () => {
-      const triage = await w.store.runs.loadRun(triageCall?.childRunId ?? '');
+      const triage = await w.store.runs.loadRun(triageId ?? '');
       return triage?.state.status === 'completed';
     });
 
