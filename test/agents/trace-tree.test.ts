@@ -152,6 +152,47 @@ describe('the trace tree of a run with sub-agents', () => {
     expect(alone).toContain(`Sub-agent \`triage\` answering call \`lg1_0_a\` of run \`${parentId}\``);
   });
 
+  it("the Details modal shows a long child's first and last steps, counting those left out", () => {
+    const steps = Array.from({ length: 7 }, (_, i) => ({
+      step: i + 1,
+      text: `child step ${i + 1}`,
+      calls: [],
+    }));
+    const view = {
+      runId: parentId,
+      status: 'completed' as const,
+      stopReason: 'completed' as const,
+      steps: [
+        {
+          step: 1,
+          calls: [
+            {
+              toolCallId: 'lg1_0_a',
+              tool: 'ask_triage',
+              args: '{}',
+              subagent: {
+                agent: 'triage',
+                runId: childId,
+                trace: {
+                  runId: childId,
+                  status: 'completed' as const,
+                  stopReason: 'completed' as const,
+                  steps,
+                },
+              },
+            },
+          ],
+        },
+      ],
+    };
+    const modal = traceModal(view);
+    expectValidViewBlocks(modal.blocks);
+    const text = shownText(modal.blocks);
+    for (const shown of [1, 2, 6, 7]) expect(text).toContain(`> *triage · step ${shown}*`);
+    for (const hidden of [3, 4, 5]) expect(text).not.toContain(`child step ${hidden}`);
+    expect(text).toContain('3 steps of triage not shown');
+  });
+
   it('loopgate trace shows the child steps indented under the call; the child id opens it alone', async () => {
     const env = { REDIS_URL: 'redis://127.0.0.1:6379', LOOPGATE_PREFIX: `{${fx.prefix}}` };
     const tree = await runCli(['trace', parentId], env, work.dir);
