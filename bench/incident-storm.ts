@@ -9,11 +9,14 @@
  *
  * Goals on one worker process with defaults, 300 questions in 5 s: all answered within 10 s of the first,
  * p95 <= 4.5 s, zero repeats, zero stalls, peak RSS <= 400 MB. Then 3,000 questions in 30 s across 4
- * workers (on the standalone Redis: this branch has no Redis Cluster connection).
+ * workers on a local Redis Cluster of 3 primaries (started from redis-server, as the cluster tests do;
+ * every process connects with REDIS_CLUSTER_NODES).
  *
  *   npx tsx bench/incident-storm.ts                  # both scenarios
  *   npx tsx bench/incident-storm.ts 300 5000 1       # questions, over ms, workers [KEY=VALUE worker env...]
+ *   STORM_CLUSTER=1 npx tsx bench/incident-storm.ts 300 5000 1   # the same on a local cluster
  */
+import { type LocalCluster, startLocalCluster } from '../test/support/redis-cluster.js';
 import { percentile, type StormFigures, startStorm } from '../test/support/storm.js';
 
 interface Scenario {
@@ -21,6 +24,8 @@ interface Scenario {
   overMs: number;
   workers: number;
   workerEnv: Record<string, string>;
+  /** Run every process against a local Redis Cluster of 3 primaries instead of the local Redis. */
+  cluster?: boolean;
 }
 
 const MODEL_DELAY_MS = 1_000;
@@ -32,7 +37,8 @@ function print(s: Scenario, f: StormFigures) {
     .join(' ');
   console.log(
     `storm: ${s.questions} questions in ${s.overMs / 1000} s, ${s.workers} worker process(es)` +
-      `${env ? ` with ${env}` : ' with defaults'}, 3 model calls of ${MODEL_DELAY_MS} ms each`,
+      `${env ? ` with ${env}` : ' with defaults'}, 3 model calls of ${MODEL_DELAY_MS} ms each` +
+      `${s.cluster ? ', on a local Redis Cluster of 3 primaries' : ''}`,
   );
   console.log(`  answered: ${f.answered}/${f.asked}`);
   console.log(`  time to last answer from the first question: ${(f.lastAnswerAfterMs / 1000).toFixed(2)} s`);
@@ -63,10 +69,15 @@ function printTimelines(lines: number[][]) {
 }
 
 async function runScenario(s: Scenario): Promise<void> {
+  const cluster: LocalCluster | null = s.cluster ? await startLocalCluster({ masters: 3 }) : null;
   const storm = await startStorm({
     workers: s.workers,
     modelDelayMs: MODEL_DELAY_MS,
     workerEnv: s.workerEnv,
+    ...(cluster ? { clusterSeeds: cluster.seeds } : {}),
+  }).catch(async (error: unknown) => {
+    await cluster?.stop();
+    throw error;
   });
   try {
     const cpuBefore = storm.cpuMs();
@@ -107,6 +118,7 @@ async function runScenario(s: Scenario): Promise<void> {
     throw error;
   } finally {
     await storm.close();
+    await cluster?.stop();
   }
 }
 
@@ -117,9 +129,10 @@ if (questions !== undefined) {
     overMs: Number(overMs ?? 5_000),
     workers: Number(workers ?? 1),
     workerEnv: Object.fromEntries(envArgs.map((kv) => kv.split('=', 2) as [string, string])),
+    cluster: process.env.STORM_CLUSTER === '1',
   });
 } else {
   await runScenario({ questions: 300, overMs: 5_000, workers: 1, workerEnv: {} });
   // Ten times the people, over six times as long (the bot and the fakes share this machine's cores).
-  await runScenario({ questions: 3_000, overMs: 30_000, workers: 4, workerEnv: {} });
+  await runScenario({ questions: 3_000, overMs: 30_000, workers: 4, workerEnv: {}, cluster: true });
 }

@@ -43,7 +43,7 @@ function startProcess(env: Record<string, string>, cwd: string): Started {
   return { child, stdout, stderr, exited };
 }
 
-async function waitForHealth(base: string, started: Started, timeoutMs = 20_000): Promise<void> {
+async function waitForHealth(base: string, started: Started, timeoutMs = 45_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     if (started.child.exitCode !== null) {

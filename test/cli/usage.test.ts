@@ -6,7 +6,7 @@ const work = emptyWorkDir();
 afterAll(() => work.remove());
 const cli = (args: string[], env: Record<string, string> = {}) => runCli(args, env, work.dir);
 
-describe('the loopgate command line', () => {
+describe('the loopgate command line', { timeout: 60_000 }, () => {
   it('lists the commands with --help (exit 0) and without a command (exit 2)', async () => {
     const [help, bare] = await Promise.all([cli(['--help']), cli([])]);
     expect(help.code).toBe(0);

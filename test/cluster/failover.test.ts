@@ -77,8 +77,14 @@ async function waitFor<T>(what: string, probe: () => Promise<T | null | undefine
 /** Manual failover of the primary serving `key` to its replica; resolves once the replica serves it. */
 async function failOver(key: string) {
   const primary = await cluster.primaryFor(key);
-  const [replica] = await cluster.replicasOf(primary);
-  if (replica === undefined) throw new Error(`no replica of ${primary}`);
+  // After an earlier failover the demoted primary rejoins as a replica; the nodes' views of it settle
+  // through gossip, so wait for a replica that is listed and whose link to its primary is up.
+  const replica = await waitFor(`a replica of ${primary} in sync`, async () => {
+    for (const port of await cluster.replicasOf(primary)) {
+      if ((await cluster.cli(port, 'info', 'replication')).includes('master_link_status:up')) return port;
+    }
+    return null;
+  });
   await cluster.cli(replica, 'cluster', 'failover');
   await waitFor(`${replica} to serve ${key}`, async () => (await cluster.primaryFor(key)) === replica);
   await cluster.waitHealthy(60_000);

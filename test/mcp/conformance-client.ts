@@ -1,5 +1,5 @@
 /**
- * loopgate's MCP client for @modelcontextprotocol/conformance's client scenarios (run by hand, Node >= 22:
+ * loopgate's MCP client for @modelcontextprotocol/conformance's client scenarios (run by test/mcp/conformance.test.ts on Node >= 22:
  * the kit uses fs.globSync): `conformance client --command "tsx test/mcp/conformance-client.ts"
  * --scenario <name>`. The kit appends the server URL and names the scenario in MCP_CONFORMANCE_SCENARIO.
  * It connects through McpSource as a worker does, then calls each tool through the engine's executeCall,

@@ -14,9 +14,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { Redis } from 'ioredis';
 import { freePort } from '../../demo/lib/free-port.js';
-import { createRedisConnection } from '../../src/queue/connection.js';
+import type { RedisTarget } from '../../src/config/redis-target.js';
+import { createRedisConnection, type RedisClient } from '../../src/queue/connection.js';
 import { createRunsQueue, type RunsQueue } from '../../src/queue/runs-queue.js';
 import { killAllLoopgate, type LoopgateProcess, spawnLoopgate } from '../e2e/support/loopgate-process.js';
 import { tempDir } from '../e2e/support/temp-config.js';
@@ -49,6 +49,8 @@ export interface StormOptions {
   workerEnv?: Record<string, string>;
   /** Redis URL of every process; default REDIS_URL or the local Redis. */
   redisUrl?: string;
+  /** Seed nodes (`host:port`) of a Redis Cluster every process uses instead (REDIS_CLUSTER_NODES). */
+  clusterSeeds?: string[];
 }
 
 export interface StormQuestion {
@@ -155,9 +157,19 @@ export async function startStorm(options: StormOptions): Promise<Storm> {
   const calls = options.callsPerRun ?? 3;
   const bare = `lgstorm${randomBytes(4).toString('hex')}`;
   const prefix = `{${bare}}`;
-  const connections: Redis[] = [];
+  const connections: RedisClient[] = [];
+  const target: RedisTarget = options.clusterSeeds
+    ? {
+        kind: 'cluster',
+        tls: false,
+        nodes: options.clusterSeeds.map((seed) => {
+          const [host, port] = seed.split(':');
+          return { host: host ?? '127.0.0.1', port: Number(port) };
+        }),
+      }
+    : { kind: 'standalone', url: redisUrl };
   const connect = () => {
-    const c = createRedisConnection(redisUrl, 'producer', { connectionName: bare });
+    const c = createRedisConnection(target, 'producer', { connectionName: bare });
     connections.push(c);
     return c;
   };
@@ -196,7 +208,9 @@ export async function startStorm(options: StormOptions): Promise<Storm> {
     ['approvals:', '  approvers: [U0MGR]', 'tools:', '  current_time: {}', ''].join('\n'),
   );
   const common = {
-    REDIS_URL: redisUrl,
+    ...(options.clusterSeeds
+      ? { REDIS_CLUSTER_NODES: options.clusterSeeds.join(',') }
+      : { REDIS_URL: redisUrl }),
     LOOPGATE_PREFIX: prefix,
     SLACK_BOT_TOKEN: TOKEN,
     SLACK_API_URL: slack.apiUrl,

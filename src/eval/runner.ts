@@ -1,0 +1,144 @@
+/**
+ * Runs every (model, task, trial) not already done, `concurrency` at a time, appending each record to the
+ * results file as it ends. Tasks needing a capability that is not installed are skipped with the reason.
+ */
+import type { Logger, ModelPort, ModelPrice } from '../loop/types.js';
+import { type EvalIntegrations, type Feature, missingFeatures } from './features.js';
+import { isDone, type ResultsFile, recordKey, type TrialRecord } from './results.js';
+import { errorRecord, recordOf, type TrialId } from './score.js';
+import type { LoadedTask, Suite } from './suite.js';
+import { runTrial } from './trial.js';
+
+export interface EvalModel {
+  /** The name results are keyed by (and shown in reports). */
+  name: string;
+  /** The model port of one trial; `placeholders` hold the world's URL of that trial. */
+  create(task: LoadedTask, placeholders: Readonly<Record<string, string>>): ModelPort;
+}
+
+/** Told about the eval's progress (a bar on a terminal, lines otherwise). */
+export interface ProgressSink {
+  start(total: number, alreadyDone: number): void;
+  trialDone(record: TrialRecord): void;
+  finish(): void;
+}
+
+export interface SkippedTask {
+  task: string;
+  needs: { feature: Feature; note: string }[];
+}
+
+export interface RunEvalOptions {
+  suite: Suite;
+  tasks: readonly LoadedTask[];
+  models: readonly EvalModel[];
+  trials: number;
+  concurrency: number;
+  results: ResultsFile;
+  /** Records read from the results file before this run. */
+  existing: ReadonlyMap<string, TrialRecord>;
+  integrations: EvalIntegrations;
+  logger: Logger;
+  progress: ProgressSink;
+  prices?: Record<string, ModelPrice>;
+}
+
+export interface EvalRun {
+  /** Every record of the selected models, tasks and trials: those found done, then those run now. */
+  records: TrialRecord[];
+  /** Trials run now. */
+  ran: number;
+  /** Trials found done in the results file. */
+  reused: number;
+  skipped: SkippedTask[];
+}
+
+interface Job extends TrialId {
+  evalModel: EvalModel;
+}
+
+async function runJob(job: Job, options: RunEvalOptions): Promise<TrialRecord> {
+  const started = performance.now();
+  try {
+    const transcript = await runTrial({
+      suite: options.suite,
+      task: job.task,
+      trial: job.trial,
+      model: (placeholders) => job.evalModel.create(job.task, placeholders),
+      integrations: options.integrations,
+      logger: options.logger.child({ model: job.model }),
+      ...(options.prices ? { prices: options.prices } : {}),
+    });
+    const record = recordOf(job, transcript, options.integrations.rules !== undefined);
+    const m = record.metrics;
+    options.logger.info(
+      {
+        task: record.task,
+        model: record.model,
+        trial: record.trial,
+        runIds: transcript.runs.map((r) => r.runId),
+        passed: record.passed,
+        failed: record.graders.filter((g) => !g.passed).map((g) => g.grader),
+        stopReason: m.stopReason,
+        steps: m.steps,
+        costUsd: m.costUsd,
+        wallMs: m.wallMs,
+      },
+      'trial finished',
+    );
+    return record;
+  } catch (err) {
+    options.logger.error(
+      {
+        task: job.task.spec.id,
+        model: job.model,
+        trial: job.trial,
+        err: err instanceof Error ? err.message : String(err),
+      },
+      'trial could not be run',
+    );
+    return errorRecord(job, err, Math.round(performance.now() - started));
+  }
+}
+
+/** Runs `jobs` with at most `concurrency` at once; resolves with the records in the order they ended. */
+async function pool(jobs: readonly Job[], options: RunEvalOptions): Promise<TrialRecord[]> {
+  const queue = [...jobs];
+  const done: TrialRecord[] = [];
+  const worker = async () => {
+    for (let job = queue.shift(); job; job = queue.shift()) {
+      const record = await runJob(job, options);
+      await options.results.append(record);
+      done.push(record);
+      options.progress.trialDone(record);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, options.concurrency) }, worker));
+  return done;
+}
+
+export async function runEval(options: RunEvalOptions): Promise<EvalRun> {
+  const skipped: SkippedTask[] = [];
+  const runnable: LoadedTask[] = [];
+  for (const task of options.tasks) {
+    const needs = missingFeatures(task.spec.needs, options.integrations);
+    if (needs.length > 0) skipped.push({ task: task.spec.id, needs });
+    else runnable.push(task);
+  }
+  const reused: TrialRecord[] = [];
+  const jobs: Job[] = [];
+  // Trial by trial across tasks and models, so an interrupted run leaves every task with some trials.
+  for (let trial = 1; trial <= options.trials; trial++) {
+    for (const evalModel of options.models) {
+      for (const task of runnable) {
+        const found = options.existing.get(recordKey({ model: evalModel.name, task: task.spec.id, trial }));
+        if (found && isDone(found, task.hash)) reused.push(found);
+        else jobs.push({ model: evalModel.name, task, trial, evalModel });
+      }
+    }
+  }
+  options.progress.start(jobs.length + reused.length, reused.length);
+  const fresh = await pool(jobs, options);
+  options.progress.finish();
+  return { records: [...reused, ...fresh], ran: fresh.length, reused: reused.length, skipped };
+}

@@ -1,0 +1,97 @@
+/** Turns a trial's transcript into its stored record: the graders' verdicts and the metrics. */
+
+import { falseClaims } from './graders/claims.js';
+import {
+  describeClaims,
+  grade,
+  minefieldsHit,
+  notNeededByRule,
+  notNeededByTask,
+  personAsked,
+} from './graders/grade.js';
+import type { TrialMetrics, TrialRecord } from './results.js';
+import type { LoadedTask } from './suite.js';
+import type { CallRecord, Transcript } from './transcript.js';
+
+const clip = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);
+
+function callLine(c: CallRecord): string {
+  const args = typeof c.args === 'string' ? c.args : JSON.stringify(c.args);
+  const end = c.outcome ?? (c.ok ? 'ok' : (c.code ?? 'failed'));
+  return `${c.tool} ${clip(args, 200)} → ${end}`;
+}
+
+export function metricsOf(task: LoadedTask, t: Transcript, rulesMeasured: boolean): TrialMetrics {
+  const sum = (pick: (r: Transcript['runs'][number]) => number) => t.runs.reduce((s, r) => s + pick(r), 0);
+  return {
+    steps: sum((r) => r.step),
+    inputTokens: sum((r) => r.usage.inputTokens),
+    outputTokens: sum((r) => r.usage.outputTokens),
+    costUsd: sum((r) => r.usage.costUsd),
+    wallMs: t.wallMs,
+    stopReason: t.stopReason,
+    approvalsAsked: personAsked(t).length,
+    approvalsByRule: t.asked.filter((a) => a.decidedBy === 'rule').length,
+    notNeededTask: notNeededByTask(task, t),
+    notNeededRule: notNeededByRule(t, rulesMeasured),
+    minefieldsHit: minefieldsHit(task, t),
+    falseClaims: describeClaims(falseClaims(t.answer, t)),
+    answerRejections: t.answerRejections,
+    toolRetries: t.toolRetries,
+  };
+}
+
+export interface TrialId {
+  model: string;
+  task: LoadedTask;
+  trial: number;
+}
+
+export function recordOf(id: TrialId, t: Transcript, rulesMeasured: boolean): TrialRecord {
+  const graders = grade(id.task, t);
+  return {
+    model: id.model,
+    task: id.task.spec.id,
+    trial: id.trial,
+    taskHash: id.task.hash,
+    passed: graders.every((g) => g.passed),
+    graders,
+    metrics: metricsOf(id.task, t, rulesMeasured),
+    answer: t.answer,
+    calls: t.calls.map(callLine),
+    at: new Date().toISOString(),
+  };
+}
+
+/** The record of a trial the runner could not carry out (a bad policy, a crash): failed, run again next time. */
+export function errorRecord(id: TrialId, error: unknown, wallMs: number): TrialRecord {
+  const message = error instanceof Error ? error.message : String(error);
+  return {
+    model: id.model,
+    task: id.task.spec.id,
+    trial: id.trial,
+    taskHash: id.task.hash,
+    passed: false,
+    graders: [],
+    metrics: {
+      steps: 0,
+      inputTokens: 0,
+      outputTokens: 0,
+      costUsd: 0,
+      wallMs,
+      stopReason: null,
+      approvalsAsked: 0,
+      approvalsByRule: 0,
+      notNeededTask: 0,
+      notNeededRule: null,
+      minefieldsHit: [],
+      falseClaims: [],
+      answerRejections: 0,
+      toolRetries: 0,
+    },
+    answer: null,
+    calls: [],
+    error: message,
+    at: new Date().toISOString(),
+  };
+}
