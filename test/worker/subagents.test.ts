@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { askTool } from '../../src/agents/ask-tool.js';
 import type { AgentDefinition } from '../../src/agents/catalog.js';
 import { childRunIdFor } from '../../src/loop/delegate.js';
 import type { ModelPort, ModelReply, ModelRequest, ToolResult } from '../../src/loop/types.js';
@@ -203,6 +204,28 @@ describe('worker: sub-agents', () => {
       outcome: 'failed',
       stopReason: 'model_error',
     });
+  });
+
+  it('a sub-agent that left the policy since the call is a child born failed, whose error the parent reads', async () => {
+    const model = routedModel({
+      root: (results) =>
+        results.length === 0
+          ? { calls: [{ name: 'ask_ghost', args: { task: 'x' }, id: 'a' }] }
+          : { text: answerOf(results[0]) },
+    });
+    // The registry still offers ask_ghost (an older worker's policy), but this worker knows no such agent.
+    h = await createHarness({
+      model,
+      agents: [agent('other')],
+      tools: new Map([['ask_ghost', askTool({ name: 'ghost', description: 'gone' })]]),
+    });
+    h.startWorker();
+    const runId = await h.enqueueStart(h.startJob('go'));
+    const run = await h.waitForStatus(runId, 'completed');
+    expect(run.state.answer?.[0]).toContain(
+      'error subagent_failed: The sub-agent ghost failed (internal_error)',
+    );
+    expect(run.state.answer?.[0]).toContain('is no longer configured (agents.ghost)');
   });
 
   it("a child's limits are its agent's budgets capped by what the parent has left, and it is charged back", async () => {
