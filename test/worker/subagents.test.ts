@@ -2,10 +2,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { askTool } from '../../src/agents/ask-tool.js';
 import type { AgentDefinition } from '../../src/agents/catalog.js';
 import { childRunIdFor } from '../../src/loop/delegate.js';
+import { endRun } from '../../src/loop/finish.js';
 import type { ModelPort, ModelReply, ModelRequest, ToolResult } from '../../src/loop/types.js';
 import { childEndJobId } from '../../src/queue/job-ids.js';
 import { addRunJob } from '../../src/queue/runs-queue.js';
 import { approvalIdFor } from '../../src/store/ids.js';
+import { deliverEnd } from '../../src/worker/deliver-end.js';
 import { createHarness } from '../support/worker-harness.js';
 
 type Harness = Awaited<ReturnType<typeof createHarness>>;
@@ -347,6 +349,37 @@ describe('worker: sub-agents', () => {
     expect(h.executed.filter((e) => e.tool === 'restart')).toEqual([]);
     await h.waitFor('the parent to tell the thread', () => h!.notifier.of('final').length === 1);
     expect(h.notifier.of('final')[0]?.runId).toBe(runId);
+  });
+
+  it('a parent that ends otherwise while its children work (a job that failed for good) cancels them too', async () => {
+    const model = routedModel({
+      root: () => ({ calls: [{ name: 'ask_ops', args: { task: 'Restart payments' }, id: 'a' }] }),
+      ops: () => ({ calls: [{ name: 'restart', args: { service: 'payments' }, id: 'r' }] }),
+    });
+    h = await createHarness({ model, agents: [agent('ops', ['restart'])] });
+    h.startWorker();
+    const runId = await h.enqueueStart(h.startJob('please restart payments'));
+    const childId = childRunIdFor(runId, 'lg1_0_a');
+    await h.waitFor('the card', () => h!.notifier.of('card')[0]);
+    // What the worker does when a job of the run fails its last attempt (run-worker.ts).
+    const loaded = (await h.store.runs.loadRun(runId))!;
+    const lease = await h.store.leases.acquire(runId, 'test/failure', 5_000);
+    if (!lease.acquired) throw new Error('the parent is leased');
+    const ended = endRun(
+      loaded.state,
+      { reason: 'internal_error', message: 'loopgate could not continue this run: boom' },
+      { clock: { now: Date.now }, emit: () => {} },
+    );
+    await h.store.runs.saveStep({ runId, fence: lease.fence, state: ended, persisted: loaded.persisted });
+    await h.store.leases.release(runId, lease.fence);
+    await deliverEnd(h.runtime('test'), ended, { runId, ...loaded.slack }, null);
+    const child = await h.waitForStatus(childId, 'cancelled');
+    expect(child.state.stopMessage).toBe('Cancelled by <@loopgate>.');
+    await h.waitFor('the approval to be cancelled', async () => {
+      const found = await h!.store.approvals.get(approvalIdFor(childId, 'lg1_0_r'));
+      return found?.status === 'cancelled';
+    });
+    expect(h.executed.filter((e) => e.tool === 'restart')).toEqual([]);
   });
 
   it("a child's end whose hand-over job was lost still reaches the parent by the safety check", async () => {
