@@ -3,9 +3,9 @@
  * steps, tool calls, arguments, durations, results and approvals, built from the stored run and the
  * durations its trace recorded.
  */
+import { traceTree } from '../agents/trace-tree.js';
 import { approvalViewFromRecord } from '../slack/approval-view.js';
 import { fullTextModal } from '../slack/full-text-modal.js';
-import { timingsFromTrace, traceFromRunState } from '../slack/trace.js';
 import { traceModal } from '../slack/trace-modal.js';
 import { isApprovalId, isRunId } from '../store/index.js';
 import type { BotContext } from './context.js';
@@ -29,9 +29,11 @@ export async function detailsClicked(ctx: BotContext, target: ClickTarget): Prom
     return tell('This Details button belongs to a run of another conversation, so it was ignored.');
   }
   const trace = await ctx.store.runs.readTrace(runId);
+  // Sub-agents' steps show inside the calls that asked them. The click's trigger lives ~3 s: one level
+  // of children is loaded in parallel, deeper ones are named only.
   await ctx.slack.openView(
     target.triggerId,
-    traceModal(traceFromRunState(run.state, timingsFromTrace(trace))),
+    traceModal(await traceTree(ctx.store.runs, run.state, trace, 2)),
   );
 }
 

@@ -25,6 +25,14 @@ export async function runLine(ctx: BotContext, run: RunSummary): Promise<string>
       return `:hourglass_flowing_sand: ${head} · *working* (step ${run.step})`;
     case 'awaiting_approval': {
       const pending = (await ctx.store.approvals.listForRun(run.runId)).filter((a) => a.status === 'pending');
+      if (pending.length === 0) {
+        // Not waiting for a card of its own: for the sub-agents it asked (their cards are in its thread).
+        const loaded = await ctx.store.runs.loadRun(run.runId);
+        const agents = [...new Set((loaded?.state.turn?.delegated ?? []).map((d) => d.agent))];
+        if (agents.length > 0) {
+          return `:hourglass_flowing_sand: ${head} · *waiting for its sub-agents* ${agents.map(code).join(', ')}`;
+        }
+      }
       const waits = await Promise.all(
         pending.map(async (a) => {
           const tool = await cardLink(ctx, a, code(a.tool));

@@ -3,8 +3,11 @@
  * custom modules included), who approves each gated one, and the run budgets with the engine's defaults
  * filled in.
  */
+import { askToolName } from '../agents/ask-tool.js';
+import type { AgentsSettings } from '../config/agents.js';
 import type { Policy } from '../config/policy.js';
 import { approversFor, limitsFromPolicy } from '../config/policy-limits.js';
+import { DEFAULT_AGENT_DEPTH, DEFAULT_PARALLEL_AGENTS } from '../loop/delegate.js';
 import type { AnyTool } from '../loop/types.js';
 import { ruleLines } from '../policy/describe.js';
 import { rulesFor } from '../policy/gate.js';
@@ -33,6 +36,19 @@ export interface PolicySummary {
   };
   /** Empty: every channel the bot is invited to. */
   channels: string[];
+  /** Sub-agents, each offered to the model as `tool`. */
+  agents: Array<{
+    name: string;
+    tool: string;
+    description: string;
+    tools: string[];
+    /** null: the run's model. */
+    model: string | null;
+    /** The agent's own budgets (a parent's remainder caps them further); absent ones are the run's. */
+    budgets: AgentsSettings[string]['budgets'];
+  }>;
+  /** Levels of sub-agents below a person's run, and sub-agent calls of one reply started at once. */
+  agentLimits: { maxDepth: number; maxParallel: number };
 }
 
 export function summarisePolicy(policy: Policy, tools: ReadonlyMap<string, AnyTool>): PolicySummary {
@@ -57,7 +73,39 @@ export function summarisePolicy(policy: Policy, tools: ReadonlyMap<string, AnyTo
       toolTimeoutSeconds: limits.toolTimeoutMs / 1_000,
     },
     channels: [...policy.channels.allow],
+    agents: Object.entries(policy.agents).map(([name, a]) => ({
+      name,
+      tool: askToolName(name),
+      description: a.description,
+      tools: [...a.tools],
+      model: a.model ?? null,
+      budgets: { ...a.budgets },
+    })),
+    agentLimits: {
+      maxDepth: limits.maxAgentDepth ?? DEFAULT_AGENT_DEPTH,
+      maxParallel: limits.maxParallelAgents ?? DEFAULT_PARALLEL_AGENTS,
+    },
   };
+}
+
+function agentLines(s: PolicySummary): string[] {
+  if (s.agents.length === 0) return [];
+  const budget = (b: PolicySummary['agents'][number]['budgets']) =>
+    [
+      b.maxSteps === undefined ? '' : `${b.maxSteps} steps`,
+      b.deadlineSeconds === undefined ? '' : `${duration(b.deadlineSeconds * 1_000)} active time`,
+      b.maxTokens === undefined ? '' : `${b.maxTokens} tokens`,
+      b.maxCostUsd === undefined ? '' : `$${b.maxCostUsd}`,
+    ]
+      .filter(Boolean)
+      .join(', ') || "the run's";
+  return [
+    `  agents (${s.agents.length}, at most ${s.agentLimits.maxDepth} levels deep, ${s.agentLimits.maxParallel} at once):`,
+    ...s.agents.map(
+      (a) =>
+        `    ${a.tool.padEnd(20)} tools: ${a.tools.join(', ') || '(none)'}; model: ${a.model ?? "the run's"}; budgets: ${budget(a.budgets)} (capped by what its parent has left)`,
+    ),
+  ];
 }
 
 export function summaryText(s: PolicySummary): string {
@@ -78,6 +126,7 @@ export function summaryText(s: PolicySummary): string {
         ? [`      otherwise: ask ${approvers(t.approvers ?? { users: [], groups: [] })}`]
         : []),
     ]),
+    ...agentLines(s),
   ];
   return `${lines.join('\n')}\n`;
 }

@@ -2,11 +2,12 @@
  * A run's trace as terminal text: the run, its steps with tool calls (effect, duration, arguments,
  * results cut to `maxChars`), the approvals with their execution ledger, and the answer or stop reason.
  */
-import type { RunState } from '../loop/types.js';
+import type { AgentLink, RunState } from '../loop/types.js';
 import {
   compactionSentence,
   type TraceCompaction,
   type TraceStep,
+  type TraceSubagent,
   type TraceToolCall,
 } from '../slack/trace.js';
 import type { ApprovalRecord, LedgerRecord, SlackContext } from '../store/index.js';
@@ -27,6 +28,8 @@ export interface TraceReport {
     updatedAt: number;
     finishedAt: number | null;
     cancelRequest: { by: string; at: number } | null;
+    /** Set on a sub-agent's run: whose call it answers. */
+    agent?: AgentLink;
   };
   steps: TraceStep[];
   /** Compactions of the run's history, each after the step it followed. */
@@ -56,7 +59,21 @@ function callLines(call: TraceToolCall, waiting: boolean, maxChars: number): str
   }
   lines.push(`      args:   ${shorten(call.args, maxChars)}`);
   if (call.result !== undefined) lines.push(`      result: ${shorten(call.result, maxChars)}`);
+  if (call.subagent) lines.push(...subagentLines(call.subagent, maxChars));
   return lines;
+}
+
+/** A sub-agent call's child run, indented under the call: how it ended, then its own steps. */
+function subagentLines(sub: TraceSubagent, maxChars: number): string[] {
+  const view = sub.trace;
+  if (!view) return [`      sub-agent ${sub.agent}, run ${sub.runId}: trace not available`];
+  const u = view.usage;
+  const used = u
+    ? ` (${view.steps.length} steps, ${u.inputTokens + u.outputTokens} tokens, $${u.costUsd.toFixed(4)}, active ${duration(u.activeMs)})`
+    : '';
+  const head = `      sub-agent ${sub.agent}, run ${sub.runId}: ${view.status}${view.stopReason ? ` (${view.stopReason})` : ''}${used}`;
+  const steps = view.steps.flatMap((step) => stepLines(step, new Set(), maxChars));
+  return [head, ...steps.map((line) => `      | ${line}`)];
 }
 
 function stepLines(step: TraceStep, waiting: ReadonlySet<string>, maxChars: number): string[] {
@@ -80,6 +97,16 @@ function approvalLine(a: TraceReport['approvals'][number]): string {
   return `  - ${a.tool} [${a.effect}] ${a.approvalId}: ${decided}${reason}${executed}; args sha256 ${a.argsHash.slice(0, 12)}…`;
 }
 
+/** What a paused run waits for: decisions, its sub-agents, or both. */
+function waitingText(report: TraceReport): string {
+  const children = report.steps.at(-1)?.calls.filter((c) => c.subagent && c.result === undefined).length ?? 0;
+  if (children === 0) return 'Waiting for approval.';
+  const agents = `${children} sub-agent${children === 1 ? '' : 's'}`;
+  return report.awaitingDecision.length > 0
+    ? `Waiting for approval and for ${agents}.`
+    : `Waiting for ${agents}.`;
+}
+
 export function traceText(report: TraceReport, maxChars: number): string {
   const { run } = report;
   const usage = run.usage;
@@ -91,6 +118,11 @@ export function traceText(report: TraceReport, maxChars: number): string {
   ];
   if (run.cancelRequest)
     lines.push(`  cancel requested by ${run.cancelRequest.by} at ${utc(run.cancelRequest.at)}`);
+  if (run.agent) {
+    lines.push(
+      `  sub-agent ${run.agent.name} (depth ${run.agent.depth}) answering call ${run.agent.parentToolCallId} of run ${run.agent.parentRunId}`,
+    );
+  }
   lines.push('', `Question: ${shorten(run.question, maxChars)}`, '');
   if (report.steps.length === 0) lines.push('No model calls yet.');
   const waiting = new Set(report.awaitingDecision);
@@ -111,7 +143,7 @@ export function traceText(report: TraceReport, maxChars: number): string {
   if (run.stopReason !== null && run.stopReason !== 'completed') {
     lines.push(`Stopped: ${run.stopReason}${run.stopMessage ? `: ${run.stopMessage}` : ''}`);
   } else if (run.stopReason === null) {
-    lines.push(run.status === 'awaiting_approval' ? 'Waiting for approval.' : 'Not finished yet.');
+    lines.push(run.status === 'awaiting_approval' ? waitingText(report) : 'Not finished yet.');
   }
   return `${lines.join('\n')}\n`;
 }

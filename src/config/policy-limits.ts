@@ -69,6 +69,8 @@ export function limitsFromPolicy(policy: Policy, model?: string): RunLimits {
     ...(b.maxGatedCallsPerPause === undefined ? {} : { maxGatedCallsPerPause: b.maxGatedCallsPerPause }),
     ...(b.maxObservationChars === undefined ? {} : { maxObservationChars: b.maxObservationChars }),
     ...(b.toolTimeoutSeconds === undefined ? {} : { toolTimeoutMs: b.toolTimeoutSeconds * 1000 }),
+    ...(b.maxAgentDepth === undefined ? {} : { maxAgentDepth: b.maxAgentDepth }),
+    ...(b.maxParallelAgents === undefined ? {} : { maxParallelAgents: b.maxParallelAgents }),
     prices,
     defaultPrice,
     context: contextLimitsFromPolicy(policy, model),

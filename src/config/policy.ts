@@ -19,6 +19,7 @@ import { prometheusSettings } from '../tools/prometheus-query.js';
 import { runActionSettings } from '../tools/run-action/action-settings.js';
 import { runbookSettings } from '../tools/runbooks/runbook-settings.js';
 import { approverList, envVarName, toolApprovers, toolRetry } from '../tools/settings.js';
+import { agentReferenceProblems, agentsSection } from './agents.js';
 import { ConfigError, type ConfigProblem } from './errors.js';
 import { missingSecrets } from './policy-env.js';
 import { problemsOf } from './policy-problems.js';
@@ -115,6 +116,10 @@ const budgetsSection = z.strictObject({
   /** Bytes of long results kept per run. */
   maxStoredBytesPerRun: z.number().int().min(0).max(1_000_000_000).optional(),
   toolTimeoutSeconds: positiveInt(3600).optional(),
+  /** Levels of sub-agents below a person's run (default 2). */
+  maxAgentDepth: positiveInt(5).optional(),
+  /** Sub-agent calls of one reply started at once (default 4). */
+  maxParallelAgents: positiveInt(16).optional(),
 });
 
 const approvalsSection = z.strictObject({
@@ -206,6 +211,8 @@ const policySchema = z.strictObject({
   mcp: mcpSettings.optional(),
   /** Per gated tool, ordered rules on its arguments: allow, deny or ask whom (src/policy). */
   rules: rulesSection.default({}),
+  /** Sub-agents, each offered to the model as `ask_<name>` (src/agents). */
+  agents: agentsSection,
 });
 
 type ParsedPolicy = z.output<typeof policySchema>;
@@ -289,6 +296,7 @@ function crossChecks(policy: ParsedPolicy): ConfigProblem[] {
       problem: 'escalateTo and escalateAfterMinutes go together',
     });
   }
+  problems.push(...agentReferenceProblems(policy.agents));
   if (policy.channels.allow.length > 0) {
     for (const channel of Object.keys(policy.channels.prompt)) {
       if (!policy.channels.allow.includes(channel)) {

@@ -1,3 +1,4 @@
+import { allActions } from './delegate.js';
 import type { ActionRecord, RunState } from './types.js';
 
 /** Slack's `markdown` block holds at most 12,000 characters. */
@@ -167,13 +168,15 @@ export function checkAnswer(
       `the answer was too long (${text.length} characters, at most ${state.limits.maxAnswerChars})`,
     );
   }
-  const falseClaims = claimsOfUndoneActions(text, state.actions);
+  // A sub-agent's actions count like the run's own: none may be reported as done unless it succeeded.
+  const actions = allActions(state);
+  const falseClaims = claimsOfUndoneActions(text, actions);
   if (falseClaims.length > 0) {
     const undone = falseClaims.map((a) => `${a.tool} (${a.outcome.replaceAll('_', ' ')})`).join(', ');
     problems.push(
       `The answer presents actions as done that did not succeed: ${falseClaims
         .map((a) => `${a.tool} (${a.outcome})`)
-        .join(', ')}. What actually happened:\n${describeActions(state.actions)}`,
+        .join(', ')}. What actually happened:\n${describeActions(actions)}`,
     );
     forPerson.push(`the answer presented actions as done that did not succeed: ${undone}`);
   }

@@ -1,19 +1,29 @@
+import { DEFAULT_PARALLEL_AGENTS } from './delegate.js';
 import { errorResult } from './observation.js';
 import type { PreparedCall } from './prepare.js';
 import type { RunLimits } from './types.js';
 
 /**
- * Bounds a flood of calls in one reply: calls past `maxToolCallsPerReply`, and gated calls past
- * `maxGatedCallsPerPause`, are neither run nor put to a person. Each still gets its own result, so
+ * Bounds a flood of calls in one reply: calls past `maxToolCallsPerReply`, gated calls past
+ * `maxGatedCallsPerPause` and sub-agent calls past `maxParallelAgents` are neither run, put to a person
+ * nor handed to a sub-agent. Each still gets its own result, so
  * every call id keeps exactly one answer.
  */
 export function capCalls(prepared: readonly PreparedCall[], limits: RunLimits): PreparedCall[] {
   let gatedSeen = 0;
+  let delegatedSeen = 0;
+  const maxAgents = limits.maxParallelAgents ?? DEFAULT_PARALLEL_AGENTS;
   return prepared.map((p, i): PreparedCall => {
     if (i >= limits.maxToolCallsPerReply) {
       return refused(
         p,
         `Not executed: at most ${limits.maxToolCallsPerReply} tool calls per reply; this was call ${i + 1}. Send fewer calls.`,
+      );
+    }
+    if (p.kind === 'delegated' && ++delegatedSeen > maxAgents) {
+      return refused(
+        p,
+        `Not delegated: at most ${maxAgents} sub-agent calls per reply; this was sub-agent call ${delegatedSeen}. Ask the rest once these have answered.`,
       );
     }
     if (p.kind !== 'gated') return p;

@@ -1,3 +1,4 @@
+import { continueWhenSettled } from './delegate.js';
 import { RunStatusError } from './errors.js';
 import { type CallContext, executeCall, verifyCall } from './execute.js';
 import { endRun } from './finish.js';
@@ -5,7 +6,7 @@ import { argsHash, callSignature } from './hash.js';
 import { errorResult, summarise } from './observation.js';
 import { keeperFor } from './read-result.js';
 import { realSleep, retryPlanFor } from './retry.js';
-import { flushTurn, setSlot } from './turn.js';
+import { setSlot } from './turn.js';
 import type {
   ActionRecord,
   Decision,
@@ -271,16 +272,8 @@ export async function applyDecisions(
     });
     if (deps.checkpoint) await deps.checkpoint(next);
   }
-  if (next.turn!.pending.length > 0) return { type: 'interruption', state: next, gated: next.turn!.pending };
-  const now = deps.clock.now();
-  const resumed: RunState = {
-    ...flushTurn(next),
-    status: 'running',
-    usage: { ...next.usage, activeSince: now },
-    updatedAt: now,
-  };
-  if (deps.checkpoint) await deps.checkpoint(resumed);
-  return { type: 'run_again', state: resumed };
+  // Sub-agent calls of the same turn may still be working: the turn waits for them too.
+  return continueWhenSettled(next, deps);
 }
 
 /** Cancels a run at a step boundary: pending gated calls are answered as cancelled and never run. */

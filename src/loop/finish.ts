@@ -1,4 +1,5 @@
 import type { Stop } from './budget.js';
+import { abandonedRecords } from './delegate.js';
 import { errorResult } from './observation.js';
 import { fillOpenSlots, flushTurn } from './turn.js';
 import type { ActionRecord, EngineDeps, RunState, RunStatus, StopReason } from './types.js';
@@ -48,9 +49,12 @@ export function endRun(state: RunState, stop: Stop, deps: Pick<EngineDeps, 'cloc
       summary: `not executed: ${stop.message}`,
     }));
     const code = stop.reason === 'cancelled' ? 'cancelled' : 'run_stopped';
+    // Children still working are recorded, so that whoever ends this run cancels them too.
+    const abandoned = abandonedRecords(next.turn.delegated ?? []);
     next = {
       ...next,
       actions: notExecuted.length > 0 ? next.actions.concat(notExecuted) : next.actions,
+      ...(abandoned.length > 0 ? { subagents: (next.subagents ?? []).concat(abandoned) } : {}),
       turn: fillOpenSlots(next.turn, (_id, tool) =>
         errorResult(
           code,

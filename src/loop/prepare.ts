@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { argsBoundsProblem } from './args-bounds.js';
+import { delegationRefusal } from './delegate.js';
 import { argsHash, callSignature } from './hash.js';
 import { errorResult } from './observation.js';
 import { tooLongToShow } from './shown-arguments.js';
@@ -8,6 +9,7 @@ import type { AnyTool, RunState, ToolCall, ToolResult } from './types.js';
 export type PreparedCall =
   | { kind: 'error'; call: ToolCall; signature: string; result: ToolResult }
   | { kind: 'read'; call: ToolCall; signature: string; tool: AnyTool; args: unknown }
+  | { kind: 'delegated'; call: ToolCall; signature: string; tool: AnyTool; args: unknown }
   | { kind: 'gated'; call: ToolCall; signature: string; tool: AnyTool; args: unknown; hash: string };
 
 function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
@@ -96,6 +98,11 @@ function prepareUnguarded(
   }
   const hash = argsHash(parsed.data);
   const signature = callSignature(call.name, hash);
+  if (tool.delegate) {
+    const refusal = delegationRefusal(tool, state);
+    if (refusal) return { kind: 'error', call, signature, result: refusal };
+    return { kind: 'delegated', call, signature, tool, args: parsed.data };
+  }
   if (tool.effect === 'read') return { kind: 'read', call, signature, tool, args: parsed.data };
   const rejection = state.rejected[signature];
   if (rejection) {

@@ -1,6 +1,7 @@
 import { applyDecisions } from './decisions.js';
+import { applyChildOutcomes } from './delegate.js';
 import { step } from './step.js';
-import type { Decision, EngineDeps, RunState, StepOutcome } from './types.js';
+import type { ChildOutcome, Decision, EngineDeps, RunState, StepOutcome } from './types.js';
 
 /** Questions asked at every step boundary. */
 export interface Boundary {
@@ -39,6 +40,28 @@ export async function decideAndContinue(
   boundary: Boundary = {},
 ): Promise<RunOutcome> {
   const outcome = await applyDecisions(state, decisions, deps);
+  if (outcome.type !== 'run_again') return outcome;
+  return runUntilPause(outcome.state, deps, boundary);
+}
+
+/**
+ * Applies what a paused turn waited for (people's decisions, then the ends of its children), then keeps
+ * going when they complete the turn.
+ */
+export async function settleAndContinue(
+  state: RunState,
+  decisions: readonly Decision[],
+  children: readonly ChildOutcome[],
+  deps: EngineDeps,
+  boundary: Boundary = {},
+): Promise<RunOutcome> {
+  let outcome: StepOutcome =
+    decisions.length > 0
+      ? await applyDecisions(state, decisions, deps)
+      : { type: 'interruption', state, gated: state.turn?.pending ?? [] };
+  if (children.length > 0 && outcome.type === 'interruption') {
+    outcome = await applyChildOutcomes(outcome.state, children, deps);
+  }
   if (outcome.type !== 'run_again') return outcome;
   return runUntilPause(outcome.state, deps, boundary);
 }

@@ -1,6 +1,7 @@
 import { checkAnswer } from './answer.js';
 import { chargedUsage, costOf, exhaustedBudget, planRequest, priceFor, remainingMs } from './budget.js';
 import { capCalls } from './call-caps.js';
+import { delegateCalls } from './delegate.js';
 import { RunStatusError } from './errors.js';
 import { replyTokens } from './estimate.js';
 import { type CallContext, executeCall, previewCall } from './execute.js';
@@ -260,7 +261,7 @@ async function runReads(
         });
         return p.result;
       }
-      if (p.kind === 'gated') return null;
+      if (p.kind === 'gated' || p.kind === 'delegated') return null;
       deps.emit({
         type: 'tool_started',
         runId: state.runId,
@@ -385,15 +386,27 @@ async function processTurn(state: RunState, deps: EngineDeps): Promise<StepOutco
 
   const gated = await gate(next, prepared, deps);
   const now = deps.clock.now();
-  if (gated.length > 0) {
+  const delegated = delegateCalls(
+    next,
+    prepared.flatMap((p) => (p.kind === 'delegated' ? [{ toolCallId: p.call.id, ...p }] : [])),
+    now,
+  );
+  if (gated.length > 0 || delegated.length > 0) {
+    // Sub-agent calls wait like gated ones: the run pauses until every one has its child's result.
     const paused: RunState = {
       ...pauseClock(next, now),
       status: 'awaiting_approval',
-      turn: { ...next.turn!, pending: gated },
+      turn: { ...next.turn!, pending: gated, ...(delegated.length > 0 ? { delegated } : {}) },
       updatedAt: now,
     };
-    deps.emit({ type: 'approval_needed', runId: state.runId, calls: gated });
-    return { type: 'interruption', state: await save(paused, deps), gated };
+    if (gated.length > 0) deps.emit({ type: 'approval_needed', runId: state.runId, calls: gated });
+    if (delegated.length > 0) deps.emit({ type: 'delegated', runId: state.runId, calls: delegated });
+    return {
+      type: 'interruption',
+      state: await save(paused, deps),
+      gated,
+      ...(delegated.length > 0 ? { delegated } : {}),
+    };
   }
   return { type: 'run_again', state: await save({ ...flushTurn(next), updatedAt: now }, deps) };
 }

@@ -41,7 +41,9 @@ export type ToolErrorCode =
   | 'outcome_unknown'
   | 'approval_mismatch'
   | 'too_many_calls'
-  | 'run_stopped';
+  | 'run_stopped'
+  | 'delegation_refused'
+  | 'subagent_failed';
 
 /**
  * An attempt of a tool call that failed transiently and was made again: its error and how long the engine
@@ -165,6 +167,11 @@ export interface Tool<P extends z.ZodType = z.ZodType, R = unknown> {
    * default to DEFAULT_RETRY. Never applied to a non-idempotent write or notify call.
    */
   retry?: RetryPolicy;
+  /**
+   * Set on a sub-agent's tool (`ask_<agent>`): a call is not executed but handed to a child run of that
+   * agent, and its result is the child's end (src/loop/delegate.ts). `execute` is never called.
+   */
+  delegate?: { agent: string };
 }
 
 /** How a call that failed transiently is tried again: exponential backoff with full jitter. */
@@ -288,6 +295,16 @@ export type EngineEvent =
   | { type: 'decision_applied'; runId: string; toolCallId: string; decision: DecisionKind; by?: string }
   | { type: 'answer_rejected'; runId: string; problems: string[] }
   | ({ type: 'context_compacted'; runId: string; durationMs: number } & CompactionRecord)
+  | { type: 'delegated'; runId: string; calls: DelegatedCall[] }
+  | {
+      type: 'subagent_finished';
+      runId: string;
+      toolCallId: string;
+      agent: string;
+      childRunId: string;
+      outcome: ChildOutcome['status'];
+      durationMs: number;
+    }
   | { type: 'finished'; runId: string; status: RunStatus; stopReason: StopReason; message: string };
 
 /** Contract: must not throw; it is called inline on the hot path. */
@@ -388,6 +405,10 @@ export interface RunLimits {
   maxAnswerChars: number;
   /** The model's context window and what is kept outside it; absent (runs of older versions): none. */
   context?: ContextLimits;
+  /** Levels of sub-agents below a person's run (absent: DEFAULT_AGENT_DEPTH). */
+  maxAgentDepth?: number;
+  /** Sub-agent calls of one reply started at once; later ones get `too_many_calls` (absent: 4). */
+  maxParallelAgents?: number;
 }
 
 export interface Usage {
@@ -429,6 +450,13 @@ export interface Turn {
   slots: TurnSlot[];
   /** Gated calls of this turn still waiting for a decision. */
   pending: GatedCall[];
+  /** Sub-agent calls of this turn still waiting for their child run to end (absent: none). */
+  delegated?: DelegatedCall[];
+  /**
+   * The longest active time of this turn's children charged so far: children work side by side, so the
+   * run is charged the longest one, not their sum (absent: 0).
+   */
+  delegatedActiveMs?: number;
 }
 
 /** A gated call's end, kept so the final answer can be checked against what really happened. */
@@ -485,12 +513,19 @@ export interface RunState {
   compactions?: CompactionRecord[];
   /** Token accounting of the context window; absent until the first reply that reports usage. */
   context?: ContextUse;
+  /** Set on a sub-agent's run: whose call it answers. Fixed at creation (absent: a person's run). */
+  agent?: AgentLink;
+  /** The ends of this run's sub-agent calls, in the order they were applied (absent: none). */
+  subagents?: SubagentRecord[];
 }
 
-/** What one call of `step` or `applyDecisions` leaves the run in. */
+/**
+ * What one call of `step`, `applyDecisions` or `applyChildOutcomes` leaves the run in. An interruption
+ * waits for decisions on `gated` and for the child runs of `delegated` (absent: none).
+ */
 export type StepOutcome =
   | { type: 'run_again'; state: RunState }
-  | { type: 'interruption'; state: RunState; gated: GatedCall[] }
+  | { type: 'interruption'; state: RunState; gated: GatedCall[]; delegated?: DelegatedCall[] }
   | { type: 'final'; state: RunState };
 
 export interface Decision {
@@ -578,4 +613,83 @@ export type KeptResult = { kept: true } | { kept: false; reason: string };
 export interface ResultStore {
   keep(handle: string, text: string, maxRunBytes: number): Promise<KeptResult>;
   read(handle: string): Promise<string | null>;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Sub-agents: a call of `ask_<agent>` is answered by a child run (src/loop/delegate.ts)
+// ---------------------------------------------------------------------------------------------------
+
+/** The most a child run may spend: what its parent has left, the tokens and cost shared among siblings. */
+export interface ChildCaps {
+  maxTokens: number;
+  maxCostUsd: number;
+  /** Active time: children work side by side, so each may use all the parent has left. */
+  deadlineMs: number;
+}
+
+/** A call handed to a sub-agent; its slot is filled only by the child run's end. */
+export interface DelegatedCall {
+  toolCallId: string;
+  tool: string;
+  agent: string;
+  /** The child run answering it: `childRunIdFor(runId, toolCallId)`. */
+  childRunId: string;
+  task: string;
+  context?: string;
+  caps: ChildCaps;
+  /** When the call was handed over (epoch ms). */
+  at: number;
+}
+
+/** Whose call a sub-agent's run answers. */
+export interface AgentLink {
+  name: string;
+  parentRunId: string;
+  parentToolCallId: string;
+  /** 1 for a sub-agent of a person's run, 2 for a sub-agent of that sub-agent, and so on. */
+  depth: number;
+  /** The agents from the top run down to this one (this one last): none of them may be asked again. */
+  lineage: string[];
+}
+
+/** A write/notify action of a sub-agent (or of one of its own sub-agents), as its end reports it. */
+export interface ChildAction extends ActionRecord {
+  /** The agent whose run executed (or did not execute) it. */
+  agent: string;
+}
+
+export interface ChildUsage {
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+  activeMs: number;
+  /** Model calls of the child run itself. */
+  steps: number;
+}
+
+/** How a child run ended, as the worker reads it from the store: what the parent's slot is filled with. */
+export interface ChildOutcome {
+  toolCallId: string;
+  childRunId: string;
+  agent: string;
+  status: 'completed' | 'failed' | 'stopped' | 'cancelled';
+  stopReason: StopReason | null;
+  stopMessage: string | null;
+  /** The child's accepted answer, its parts joined; null when it ended without one. */
+  answer: string | null;
+  /** Its actions and those of its own sub-agents, in order. */
+  actions: ChildAction[];
+  /** Its usage, its own sub-agents' included (they were charged to it). */
+  usage: ChildUsage;
+}
+
+/** The end of one sub-agent call of a run; `abandoned` when the run ended first (the child is cancelled). */
+export interface SubagentRecord {
+  toolCallId: string;
+  agent: string;
+  childRunId: string;
+  outcome: ChildOutcome['status'] | 'abandoned';
+  stopReason: StopReason | null;
+  actions: ChildAction[];
+  usage?: ChildUsage;
 }

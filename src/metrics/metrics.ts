@@ -12,6 +12,7 @@ export interface Metrics {
   toolCalls: Counter<'tool' | 'effect' | 'outcome'>;
   toolRetries: Counter<'tool' | 'code'>;
   approvalsRequested: Counter<'tool'>;
+  subagentCalls: Counter<'agent' | 'outcome'>;
   approvalsDecided: Counter<'decision'>;
   approvalsPending: Gauge;
   timeToDecision: Histogram<'decision'>;
@@ -69,6 +70,12 @@ export function createMetrics(
       name: 'loopgate_approvals_requested_total',
       help: 'Gated calls that asked for a decision',
       labelNames: ['tool'] as const,
+      registers,
+    }),
+    subagentCalls: new Counter({
+      name: 'loopgate_subagent_calls_total',
+      help: 'Sub-agent calls answered by their child run, by agent and how the child ended',
+      labelNames: ['agent', 'outcome'] as const,
       registers,
     }),
     approvalsDecided: new Counter({
@@ -191,6 +198,9 @@ export function recordEngineEvent(metrics: Metrics, event: EngineEvent): void {
       return;
     case 'finished':
       metrics.runsFinished.inc({ status: event.status, stop_reason: event.stopReason });
+      return;
+    case 'subagent_finished':
+      metrics.subagentCalls.inc({ agent: event.agent, outcome: event.outcome });
       return;
     default:
       return;

@@ -67,6 +67,21 @@ export const remindJobSchema = z
 export const escalateJobSchema = z
   .strictObject({ v: z.literal(JOB_DATA_VERSION), runId, approvalId })
   .refine(belongsToRun, 'approvalId must belong to runId');
+/** A sub-agent's run was created by its parent: work on it. */
+export const childStartJobSchema = z.strictObject({ v: z.literal(JOB_DATA_VERSION), runId });
+
+/**
+ * A sub-agent's run ended (or, with `watch`, a delayed check while it works): the parent applies the
+ * ends of its children that are in the store. Harmless when repeated: nothing is applied twice.
+ */
+export const childEndJobSchema = z.strictObject({
+  v: z.literal(JOB_DATA_VERSION),
+  /** The parent run. */
+  runId,
+  childRunId: runId,
+  /** Set on the safety checks scheduled while the child works: their number, 1, 2, ... */
+  watch: z.number().int().min(1).max(1_000_000).optional(),
+});
 
 export const jobSchemas = {
   start: startJobSchema,
@@ -75,6 +90,8 @@ export const jobSchemas = {
   expire: expireJobSchema,
   remind: remindJobSchema,
   escalate: escalateJobSchema,
+  child_start: childStartJobSchema,
+  child_end: childEndJobSchema,
 } as const;
 
 export type StartJobData = z.infer<typeof startJobSchema>;
@@ -83,6 +100,8 @@ export type CancelJobData = z.infer<typeof cancelJobSchema>;
 export type ExpireJobData = z.infer<typeof expireJobSchema>;
 export type RemindJobData = z.infer<typeof remindJobSchema>;
 export type EscalateJobData = z.infer<typeof escalateJobSchema>;
+export type ChildStartJobData = z.infer<typeof childStartJobSchema>;
+export type ChildEndJobData = z.infer<typeof childEndJobSchema>;
 export type JobData<N extends JobName> = z.infer<(typeof jobSchemas)[N]>;
 
 /** A job of the runs queue, discriminated by name. */
@@ -92,7 +111,9 @@ export type RunJob =
   | { name: 'cancel'; data: CancelJobData }
   | { name: 'expire'; data: ExpireJobData }
   | { name: 'remind'; data: RemindJobData }
-  | { name: 'escalate'; data: EscalateJobData };
+  | { name: 'escalate'; data: EscalateJobData }
+  | { name: 'child_start'; data: ChildStartJobData }
+  | { name: 'child_end'; data: ChildEndJobData };
 
 export const isJobName = (name: string): name is JobName => (JOB_NAMES as readonly string[]).includes(name);
 
@@ -124,6 +145,10 @@ export function parseJobData(name: string, data: unknown): RunJob {
       return { name, data: check(name, remindJobSchema, data) };
     case 'escalate':
       return { name, data: check(name, escalateJobSchema, data) };
+    case 'child_start':
+      return { name, data: check(name, childStartJobSchema, data) };
+    case 'child_end':
+      return { name, data: check(name, childEndJobSchema, data) };
   }
 }
 

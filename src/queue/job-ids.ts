@@ -25,6 +25,11 @@ export const remindJobId = (approvalId: string, percent: number): string =>
   `remind-${encode(approvalId)}-${percent}`;
 /** One escalation per approval. */
 export const escalateJobId = (approvalId: string): string => `escalate-${encode(approvalId)}`;
+/** One start per sub-agent run. */
+export const childStartJobId = (childRunId: string): string => `child-start-${encode(childRunId)}`;
+/** One hand-over per ended sub-agent run, and one per safety check while it works. */
+export const childEndJobId = (childRunId: string, watch?: number): string =>
+  `child-end-${encode(childRunId)}${watch === undefined ? '' : `.w${watch}`}`;
 
 export function jobIdFor(job: RunJob): string {
   switch (job.name) {
@@ -42,5 +47,9 @@ export function jobIdFor(job: RunJob): string {
       return remindJobId(job.data.approvalId, job.data.percent);
     case 'escalate':
       return escalateJobId(job.data.approvalId);
+    case 'child_start':
+      return childStartJobId(job.data.runId);
+    case 'child_end':
+      return childEndJobId(job.data.childRunId, job.data.watch);
   }
 }

@@ -19,10 +19,10 @@ export const DEFAULT_JOB_OPTIONS = {
   removeOnFail: { age: 7 * 24 * HOUR_S, count: 10_000 },
 } as const satisfies JobsOptions;
 
-/** Jobs that are durable timers of an approval: delayed until their moment. */
-const TIMERS: ReadonlySet<JobName> = new Set(['expire', 'remind', 'escalate']);
+/** Jobs that are durable timers: an approval's expiry, reminder and escalation, a sub-agent's safety check. */
+const TIMERS: ReadonlySet<JobName> = new Set(['expire', 'remind', 'escalate', 'child_end']);
 
-/** Options of one job: the defaults, its id, and for a timer (`expire`, `remind`, `escalate`) its delay. */
+/** Options of one job: the defaults, its id, and for a timer its delay. */
 export function jobOptions(name: JobName, jobId: string, delayMs = 0): JobsOptions {
   if (!TIMERS.has(name) && delayMs !== 0) throw new RangeError(`only timer jobs are delayed, not ${name}`);
   return {

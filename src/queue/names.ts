@@ -1,12 +1,22 @@
 /**
  * Queue layout: ONE BullMQ queue, `loopgate-runs`, whose jobs are told apart by name (`start`, `resume`,
- * `cancel`, `expire`, and the approval timers `remind` and `escalate`). One queue means one Worker per process, one set of metrics and one place to look;
- * the four kinds share the same resource (a run and its lease) and the same retry policy, so separate
+ * `cancel`, `expire`, the approval timers `remind` and `escalate`, and for sub-agents `child_start`,
+ * `child_end`). One queue means one Worker per process, one set of metrics and one place to look;
+ * the kinds share the same resource (a run and its lease) and the same retry policy, so separate
  * queues would buy nothing. Job ids are prefixed by kind (job-ids.ts), so they never collide.
  */
 export const RUNS_QUEUE = 'loopgate-runs';
 
-export const JOB_NAMES = ['start', 'resume', 'cancel', 'expire', 'remind', 'escalate'] as const;
+export const JOB_NAMES = [
+  'start',
+  'resume',
+  'cancel',
+  'expire',
+  'remind',
+  'escalate',
+  'child_start',
+  'child_end',
+] as const;
 export type JobName = (typeof JOB_NAMES)[number];
 
 /** Default BullMQ prefix: braces make it a hash tag, so every key of the queue shares one Cluster slot. */

@@ -79,6 +79,8 @@ export interface ApprovalView {
   edited?: { by: string; originalArgs: unknown };
   /** When escalation added approvers (epoch ms). */
   escalatedAt?: number;
+  /** The sub-agent whose run asks for the call, working for the requester (absent: their own run). */
+  agent?: string;
 }
 
 const EFFECT_SENTENCE: Record<GatedCall['effect'], string> = {
@@ -274,7 +276,8 @@ function buttonsFor(view: ApprovalView, shortened: boolean): Button[] {
 function fallbackText(view: ApprovalView): string {
   const tool = escapeMrkdwn(view.tool);
   if (view.status === 'pending') {
-    return `Approval needed: ${tool} (${view.effect}), asked by ${userMention(view.requesterId)}`;
+    const via = view.agent ? ` through the sub-agent ${escapeMrkdwn(view.agent)}` : '';
+    return `Approval needed: ${tool} (${view.effect}), asked by ${userMention(view.requesterId)}${via}`;
   }
   return `${HEADER[view.status].replace(/^\S+ /, '')}: ${tool} (${view.effect})`;
 }
@@ -303,7 +306,8 @@ export function approvalCard(view: ApprovalView): SlackMessage {
   if (view.reason) blocks.push(reasonBlock(view.reason));
   if (view.preview) blocks.push(labelled('Preview', showInvisible(view.preview)));
 
-  const asked = `Asked by ${userMention(view.requesterId)}`;
+  const via = view.agent ? ` through the sub-agent \`${escapeAndTruncate(view.agent, 100, '…')}\`` : '';
+  const asked = `Asked by ${userMention(view.requesterId)}${via}`;
   blocks.push(
     context(
       view.status === 'pending'

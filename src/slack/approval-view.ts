@@ -44,5 +44,6 @@ export function approvalViewFromRecord(
     decisionReason: record.decisionReason,
     ...(outcome ? { outcome } : {}),
     ...policyView(record),
+    ...(record.agent ? { agent: record.agent } : {}),
   };
 }

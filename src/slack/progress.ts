@@ -22,6 +22,16 @@ export const TOOL_PROGRESS: Readonly<Record<string, string>> = {
   run_action: 'Running an action…',
 };
 
+/** Shown while a run waits for the sub-agents it asked (in parallel when several). */
+export function askingText(agents: readonly string[]): string {
+  return [...new Set(agents)].map((agent) => `Asking ${agent}…`).join(' · ');
+}
+
+/** A sub-agent's progress, shown in its parent's placeholder. */
+export function subagentProgressText(agent: string, text: string): string {
+  return `${agent} (sub-agent): ${text}`;
+}
+
 /** One line for the tools a step runs (in parallel when several); duplicates are named once. */
 export function progressText(
   tools: readonly string[],

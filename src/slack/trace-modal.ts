@@ -19,6 +19,7 @@ import {
   compactionSentence,
   type TraceCompaction,
   type TraceStep,
+  type TraceSubagent,
   type TraceToolCall,
   type TraceView,
 } from './trace.js';
@@ -35,6 +36,76 @@ export function formatDuration(ms: number): string {
   return ms < 1_000 ? `${Math.round(ms)} ms` : `${(ms / 1_000).toFixed(1)} s`;
 }
 
+/** Steps of a sub-agent shown in its parent's trace: the first and the last ones. */
+const MAX_CHILD_STEPS = 4;
+const CHILD_TEXT_CHARS = 300;
+
+function usageFacts(view: TraceView): string[] {
+  const facts = [`${view.steps.length} step${view.steps.length === 1 ? '' : 's'}`];
+  if (view.usage) {
+    const { inputTokens, outputTokens, costUsd, activeMs } = view.usage;
+    facts.push(
+      `${inputTokens + outputTokens} tokens`,
+      `$${costUsd.toFixed(4)}`,
+      `${formatDuration(activeMs)} active`,
+    );
+  }
+  return facts;
+}
+
+/** One step of a sub-agent, quoted under its parent's call: what it said and each call's outcome. */
+function childStepBlock(step: TraceStep, label: string): KnownBlock {
+  const lines = [
+    `*${label} · step ${step.step}*${step.durationMs === undefined ? '' : ` · ${formatDuration(step.durationMs)}`}`,
+  ];
+  if (step.text?.trim()) lines.push(escapeAndTruncate(step.text.trim(), CHILD_TEXT_CHARS));
+  for (const call of step.calls.slice(0, MAX_CALLS_PER_STEP)) {
+    const facts = [`\`${escapeAndTruncate(call.tool, 100, '…')}\``];
+    if (call.durationMs !== undefined) facts.push(formatDuration(call.durationMs));
+    if (call.ok !== undefined) facts.push(call.ok ? 'ok' : 'failed');
+    if (call.result === undefined) facts.push('no result yet');
+    if (call.approval) facts.push(`approval: ${call.approval.outcome.replace(/_/g, ' ')}`);
+    lines.push(facts.join(' · '));
+    if (call.result !== undefined) lines.push(escapeAndTruncate(call.result, CHILD_TEXT_CHARS));
+  }
+  const quoted = lines
+    .join('\n')
+    .split('\n')
+    .map((line) => `> ${line}`)
+    .join('\n');
+  return section(truncate(quoted, SLACK_LIMITS.sectionText, '…'));
+}
+
+/**
+ * A sub-agent call's child run under the call: a line naming it (agent, run id, how it ended, what it
+ * used), then its first and last steps quoted, each with its own sub-agents nested below it.
+ */
+function subagentBlocks(sub: TraceSubagent, path: readonly string[]): KnownBlock[] {
+  const names = [...path, sub.agent];
+  const label = names.map((n) => escapeAndTruncate(n, 60, '…')).join(' › ');
+  const run = `run \`${escapeAndTruncate(sub.runId, 100, '…')}\``;
+  const view = sub.trace;
+  if (!view) return [context(`↳ *Sub-agent ${label}* · ${run} · _its trace is not available_`)];
+  const blocks: KnownBlock[] = [
+    context(
+      `↳ *Sub-agent ${label}* · ${run} · *${view.status.replace(/_/g, ' ')}* · ${usageFacts(view).join(' · ')}`,
+    ),
+  ];
+  const steps = view.steps;
+  const shown =
+    steps.length <= MAX_CHILD_STEPS
+      ? steps
+      : [...steps.slice(0, MAX_CHILD_STEPS / 2), ...steps.slice(-MAX_CHILD_STEPS / 2)];
+  shown.forEach((step, i) => {
+    if (steps.length > MAX_CHILD_STEPS && i === MAX_CHILD_STEPS / 2) {
+      blocks.push(context(`> … ${steps.length - MAX_CHILD_STEPS} steps of ${label} not shown …`));
+    }
+    blocks.push(childStepBlock(step, label));
+    for (const call of step.calls) if (call.subagent) blocks.push(...subagentBlocks(call.subagent, names));
+  });
+  return blocks;
+}
+
 /** A call's section, after its tool's outside description on the tool's first call (a context line). */
 function callBlocks(call: TraceToolCall): KnownBlock[] {
   const described =
@@ -45,7 +116,7 @@ function callBlocks(call: TraceToolCall): KnownBlock[] {
             `_Description of \`${escapeAndTruncate(call.tool, 100, '…')}\` from its server (untrusted, it decides nothing):_ ${escapeAndTruncate(showInvisible(call.untrustedDescription), DESCRIPTION_CHARS)}`,
           ),
         ];
-  return [...described, callBlock(call)];
+  return [...described, callBlock(call), ...(call.subagent ? subagentBlocks(call.subagent, []) : [])];
 }
 
 function callBlock(call: TraceToolCall): KnownBlock {
@@ -104,6 +175,13 @@ function fitSteps(groups: KnownBlock[][], budget: number): KnownBlock[] {
 }
 
 function summary(view: TraceView): KnownBlock[] {
+  const parent = view.agent
+    ? [
+        context(
+          `Sub-agent \`${escapeAndTruncate(view.agent.name, 60, '…')}\` answering call \`${escapeAndTruncate(view.agent.parentToolCallId, 100, '…')}\` of run \`${escapeAndTruncate(view.agent.parentRunId, 100, '…')}\``,
+        ),
+      ]
+    : [];
   const stop = view.stopReason
     ? ` · ${escapeKeepingUserMentions(truncate(view.stopMessage?.trim() || STOP_REASON_SENTENCE[view.stopReason], 450))}`
     : '';
@@ -122,7 +200,7 @@ function summary(view: TraceView): KnownBlock[] {
     facts.push(`${formatDuration(activeMs)} active`);
   }
   blocks.push(context(facts.join(' · ')));
-  return blocks;
+  return [...blocks, ...parent];
 }
 
 const compactionBlock = (c: TraceCompaction): KnownBlock =>

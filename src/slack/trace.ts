@@ -3,7 +3,7 @@
  * not part of RunState (they come from engine events), so the caller passes them in when it has them.
  */
 import { z } from 'zod';
-import type { ActionRecord, RunState, RunStatus, StopReason, ToolEffect } from '../loop/types.js';
+import type { ActionRecord, AgentLink, RunState, RunStatus, StopReason, ToolEffect } from '../loop/types.js';
 import type { TraceEntry } from '../store/records.js';
 
 export interface TraceToolCall {
@@ -20,6 +20,15 @@ export interface TraceToolCall {
   approval?: Pick<ActionRecord, 'outcome' | 'decidedBy' | 'reason'>;
   /** On a tool's first call in the trace: its description, when it came from outside (an MCP server). */
   untrustedDescription?: string;
+  /** A sub-agent call: the child run answering it, and its own trace once loaded (src/agents/trace-tree.ts). */
+  subagent?: TraceSubagent;
+}
+
+export interface TraceSubagent {
+  agent: string;
+  runId: string;
+  /** The child's trace, nested; absent when it is gone or deeper than the tree shows. */
+  trace?: TraceView;
 }
 
 export interface TraceStep {
@@ -61,6 +70,8 @@ export interface TraceView {
   /** The compactions, oldest first; absent when there were none. */
   compactions?: TraceCompaction[];
   usage?: { inputTokens: number; outputTokens: number; costUsd: number; activeMs: number };
+  /** Set on a sub-agent's run: whose call it answers. */
+  agent?: AgentLink;
 }
 
 /** Durations recorded from engine events: by step number (1-based) and by tool call id. */
@@ -100,6 +111,11 @@ const toolFinished = z.looseObject({
   effect,
   durationMs: z.number(),
 });
+const subagentFinished = z.looseObject({
+  type: z.literal('subagent_finished'),
+  toolCallId: z.string(),
+  durationMs: z.number(),
+});
 
 /** Durations and effects recorded in a run's trace (engine events); entries of other kinds are skipped. */
 export function timingsFromTrace(entries: readonly TraceEntry[]): Required<TraceTimings> {
@@ -126,6 +142,9 @@ export function timingsFromTrace(entries: readonly TraceEntry[]): Required<Trace
       tools[finished.data.toolCallId] = finished.data.durationMs;
       effects[finished.data.toolCallId] = finished.data.effect;
     }
+    // A sub-agent call lasts from its hand-over to its child's end.
+    const answered = subagentFinished.safeParse(entry);
+    if (answered.success) tools[answered.data.toolCallId] = answered.data.durationMs;
   }
   return { steps, tools, effects, descriptions, models, compactions };
 }
@@ -147,6 +166,10 @@ export function traceFromRunState(state: RunState, timings: TraceTimings = {}): 
     if (message.role === 'tool') results.set(message.toolCallId, message.content);
   }
   const actions = new Map(state.actions.map((a) => [a.toolCallId, a]));
+  const children = new Map<string, TraceSubagent>();
+  for (const s of state.subagents ?? []) children.set(s.toolCallId, { agent: s.agent, runId: s.childRunId });
+  for (const d of state.turn?.delegated ?? [])
+    children.set(d.toolCallId, { agent: d.agent, runId: d.childRunId });
 
   const steps: TraceStep[] = [];
   const shownDescriptions = new Set<string>();
@@ -168,6 +191,7 @@ export function traceFromRunState(state: RunState, timings: TraceTimings = {}): 
         const result = results.get(call.id);
         const action = actions.get(call.id);
         const untrustedDescription = descriptionOf(call.name);
+        const subagent = children.get(call.id);
         return {
           toolCallId: call.id,
           tool: call.name,
@@ -178,6 +202,7 @@ export function traceFromRunState(state: RunState, timings: TraceTimings = {}): 
           ok: result === undefined ? undefined : okOf(result),
           approval: action && { outcome: action.outcome, decidedBy: action.decidedBy, reason: action.reason },
           ...(untrustedDescription === undefined ? {} : { untrustedDescription }),
+          ...(subagent ? { subagent } : {}),
         };
       }),
     });
@@ -193,6 +218,7 @@ export function traceFromRunState(state: RunState, timings: TraceTimings = {}): 
     steps,
     ...(compactions.length > 0 ? { compactions } : {}),
     usage: { inputTokens, outputTokens, costUsd, activeMs },
+    ...(state.agent ? { agent: state.agent } : {}),
   };
 }
 

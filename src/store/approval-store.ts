@@ -57,6 +57,8 @@ export interface CreateApprovalsInput {
   requester: string;
   now: number;
   approvals: readonly NewApproval[];
+  /** The sub-agent whose run asks (absent: the person's own run). */
+  agent?: string;
 }
 
 export interface DecideInput {
@@ -130,6 +132,7 @@ export class ApprovalStore {
         ...a.policy,
         ...(a.decided ? { via: a.decided.via } : {}),
         ...(a.decided?.grantId ? { grantId: a.decided.grantId } : {}),
+        ...(input.agent ? { agent: input.agent } : {}),
       }),
     );
     if (records.length === 0) return [];

@@ -11,15 +11,21 @@ import {
 /**
  * How a RunState's header (everything but messages and evidence) is spread over the header hash
  * (keys.ts), so that a step rewrites only what a step can change:
- * - `state`: JSON of the parts set once when the run is created (requester, question, limits);
+ * - `state`: JSON of the parts set once when the run is created (requester, question, limits, and for
+ *   a sub-agent's run its `agent` link);
  * - `progress`: JSON of the parts a step changes (usage, turn, actions, rejected, brakes,
- *   answerRetries, answer, stopMessage, context);
+ *   answerRetries, answer, stopMessage, context, subagents);
  * - the scalars status, step, stopReason ('' for none), createdAt, updatedAt in hash fields of their
  *   own (the run index and `/loopgate status` read them without parsing JSON);
  * - version in `v`, runId in the key.
  */
 
-const fixedPartSchema = runHeaderStateSchema.pick({ requester: true, question: true, limits: true });
+const fixedPartSchema = runHeaderStateSchema.pick({
+  requester: true,
+  question: true,
+  limits: true,
+  agent: true,
+});
 const changingPartSchema = runHeaderStateSchema.pick({
   usage: true,
   turn: true,
@@ -30,6 +36,7 @@ const changingPartSchema = runHeaderStateSchema.pick({
   answer: true,
   stopMessage: true,
   context: true,
+  subagents: true,
 });
 
 type FixedPart = z.output<typeof fixedPartSchema>;
@@ -52,7 +59,12 @@ export const headerPartsCoverRunState: [Exclude<keyof RunHeaderState, Placed>] e
 
 /** JSON of the parts of a run that never change after createRun. */
 export function fixedJson(state: RunHeaderState): string {
-  const part: FixedPart = { requester: state.requester, question: state.question, limits: state.limits };
+  const part: FixedPart = {
+    requester: state.requester,
+    question: state.question,
+    limits: state.limits,
+    ...(state.agent ? { agent: state.agent } : {}),
+  };
   return JSON.stringify(part);
 }
 
@@ -68,6 +80,7 @@ export function changingJson(state: RunHeaderState): string {
     answer: state.answer,
     stopMessage: state.stopMessage,
     ...(state.context ? { context: state.context } : {}),
+    ...(state.subagents ? { subagents: state.subagents } : {}),
   };
   return JSON.stringify(part);
 }

@@ -107,6 +107,8 @@ export const approvalRecordSchema = z.strictObject({
   /** The approval card, once posted. */
   card: z.strictObject({ channel: z.string(), ts: z.string() }).nullable(),
   ...policyFields,
+  /** The sub-agent whose run asked (absent: the person's own run). */
+  agent: z.string().optional(),
 });
 export type ApprovalRecord = z.infer<typeof approvalRecordSchema>;
 
@@ -177,6 +179,7 @@ export function approvalToHash(record: ApprovalRecord): string[] {
     expiresAt: String(record.expiresAt),
     status: record.status,
     ...policyHashFields(record),
+    ...(record.agent ? { agent: record.agent } : {}),
   };
   return Object.entries(fields).flat();
 }
@@ -240,6 +243,7 @@ export function approvalFromHash(hash: Record<string, string>): ApprovalRecord {
     decisionReason: orNull(hash.decisionReason),
     card: hash.cardChannel && hash.cardTs ? { channel: hash.cardChannel, ts: hash.cardTs } : null,
     ...policyFromHash(hash),
+    ...(hash.agent ? { agent: hash.agent } : {}),
   });
 }
 

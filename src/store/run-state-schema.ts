@@ -78,6 +78,33 @@ const gatedCall = z.strictObject({
   idempotent: z.boolean(),
 });
 
+/** Sub-agent parts of a run (src/loop/delegate.ts); every one optional, absent in runs without them. */
+const childCaps = z.strictObject({ maxTokens: z.number(), maxCostUsd: z.number(), deadlineMs: z.number() });
+const delegatedCall = z.strictObject({
+  toolCallId: z.string(),
+  tool: z.string(),
+  agent: z.string(),
+  childRunId: z.string(),
+  task: z.string(),
+  context: z.string().optional(),
+  caps: childCaps,
+  at: z.number(),
+});
+const agentLink = z.strictObject({
+  name: z.string(),
+  parentRunId: z.string(),
+  parentToolCallId: z.string(),
+  depth: z.number(),
+  lineage: z.array(z.string()),
+});
+const childUsage = z.strictObject({
+  inputTokens: z.number(),
+  outputTokens: z.number(),
+  costUsd: z.number(),
+  activeMs: z.number(),
+  steps: z.number(),
+});
+
 export const runStatusSchema = z.enum([
   'running',
   'awaiting_approval',
@@ -104,6 +131,24 @@ export const stopReasonSchema = z.enum([
   'context_overflow',
   'cancelled',
 ]);
+
+const actionRecord = z.strictObject({
+  toolCallId: z.string(),
+  tool: z.string(),
+  argsHash: z.string(),
+  outcome: z.enum([
+    'succeeded',
+    'failed',
+    'rejected',
+    'expired',
+    'cancelled',
+    'outcome_unknown',
+    'not_executed',
+  ]),
+  decidedBy: z.string().optional(),
+  reason: z.string().optional(),
+  summary: z.string(),
+});
 
 export const runHeaderStateSchema = z.strictObject({
   version: z.literal(RUN_STATE_VERSION),
@@ -149,6 +194,8 @@ export const runHeaderStateSchema = z.strictObject({
         maxStoredBytesPerRun: z.number(),
       })
       .optional(),
+    maxAgentDepth: z.number().optional(),
+    maxParallelAgents: z.number().optional(),
   }),
   turn: z
     .strictObject({
@@ -156,27 +203,11 @@ export const runHeaderStateSchema = z.strictObject({
         z.strictObject({ toolCallId: z.string(), tool: z.string(), result: toolResultSchema.nullable() }),
       ),
       pending: z.array(gatedCall),
+      delegated: z.array(delegatedCall).optional(),
+      delegatedActiveMs: z.number().optional(),
     })
     .nullable(),
-  actions: z.array(
-    z.strictObject({
-      toolCallId: z.string(),
-      tool: z.string(),
-      argsHash: z.string(),
-      outcome: z.enum([
-        'succeeded',
-        'failed',
-        'rejected',
-        'expired',
-        'cancelled',
-        'outcome_unknown',
-        'not_executed',
-      ]),
-      decidedBy: z.string().optional(),
-      reason: z.string().optional(),
-      summary: z.string(),
-    }),
-  ),
+  actions: z.array(actionRecord),
   rejected: z.record(
     z.string(),
     z.strictObject({ by: z.string().optional(), reason: z.string().optional() }),
@@ -193,6 +224,20 @@ export const runHeaderStateSchema = z.strictObject({
   createdAt: z.number(),
   updatedAt: z.number(),
   context: z.strictObject({ tokenRatio: z.number(), refusals: z.number().optional() }).optional(),
+  agent: agentLink.optional(),
+  subagents: z
+    .array(
+      z.strictObject({
+        toolCallId: z.string(),
+        agent: z.string(),
+        childRunId: z.string(),
+        outcome: z.enum(['completed', 'failed', 'stopped', 'cancelled', 'abandoned']),
+        stopReason: stopReasonSchema.nullable(),
+        actions: z.array(actionRecord.extend({ agent: z.string() })),
+        usage: childUsage.optional(),
+      }),
+    )
+    .optional(),
 });
 
 /** One compaction record (its own append-only list). */

@@ -113,9 +113,13 @@ export class RunStore {
   /**
    * Stores a new run. Idempotent: when the run exists (a redelivered start job) nothing changes,
    * `created` is false and `run` is the stored run (loaded). Also records the run in the channel and
-   * requester indexes.
+   * requester indexes, unless `index` is false (a sub-agent's run is reached through its parent).
    */
-  async createRun(state: RunState, slack: SlackContext): Promise<{ created: boolean; run: LoadedRun }> {
+  async createRun(
+    state: RunState,
+    slack: SlackContext,
+    { index = true }: { index?: boolean } = {},
+  ): Promise<{ created: boolean; run: LoadedRun }> {
     const context = slackContextSchema.parse(slack);
     if ((state.compactions?.length ?? 0) > 0) {
       throw new TypeError(`run ${state.runId}: a new run has no compactions`);
@@ -145,7 +149,7 @@ export class RunStore {
       ],
     );
     const created = replyCount('createRun', reply, { runId: state.runId }) === 1;
-    await this.index.add(state.runId, context, state.requester.userId, state.createdAt);
+    if (index) await this.index.add(state.runId, context, state.requester.userId, state.createdAt);
     if (created) {
       const persisted = countsOf(state);
       return {

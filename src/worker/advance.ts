@@ -1,9 +1,17 @@
+import { endedChildren, type PrefetchedChildren, startChildren } from '../agents/child-runs.js';
+import { portsForRun } from '../agents/run-ports.js';
 import { cancelRun } from '../loop/decisions.js';
-import { decideAndContinue, type RunOutcome, runUntilPause } from '../loop/run.js';
+import { type RunOutcome, runUntilPause, settleAndContinue } from '../loop/run.js';
 import { isFinished } from '../loop/state.js';
 import type { Decision, EngineDeps, EngineEvent, GatedCall, Logger } from '../loop/types.js';
 import type { RunSlackContext } from '../slack/notifier-port.js';
-import { AWAITING_APPROVAL_TEXT, progressText, THINKING_TEXT } from '../slack/progress.js';
+import {
+  AWAITING_APPROVAL_TEXT,
+  askingText,
+  progressText,
+  subagentProgressText,
+  THINKING_TEXT,
+} from '../slack/progress.js';
 import { RunCheckpointer, storeExecutionLedger } from '../store/engine-ports.js';
 import { approvalIdFor } from '../store/ids.js';
 import { runResultStore } from '../store/result-store.js';
@@ -61,9 +69,22 @@ function progressOf(event: EngineEvent): string | null {
       return progressText([event.tool]);
     case 'approval_needed':
       return AWAITING_APPROVAL_TEXT;
+    case 'delegated':
+      return askingText(event.calls.map((call) => call.agent));
     default:
       return null;
   }
+}
+
+/**
+ * How a run shows progress: a person's run in its own placeholder; a sub-agent's in its parent's, named,
+ * and only once that placeholder exists (it never posts one of its own, which nothing would remove).
+ */
+function progressShower(rt: WorkerRuntime, loaded: LoadedRun, ctx: RunSlackContext) {
+  const agent = loaded.state.agent?.name;
+  if (agent === undefined) return (text: string) => rt.notifier.progress(ctx, text);
+  return (text: string) =>
+    ctx.placeholderTs ? rt.notifier.progress(ctx, subagentProgressText(agent, text)) : Promise.resolve();
 }
 
 /**
@@ -72,12 +93,17 @@ function progressOf(event: EngineEvent): string | null {
  * boundary. Safe to call again for the same run at any time (redelivered or recovered jobs): what is
  * already done is found in the store and not redone.
  */
-export function advanceRun(rt: WorkerRuntime, runId: string, jobId: string): Promise<AdvanceResult> {
+export function advanceRun(
+  rt: WorkerRuntime,
+  runId: string,
+  jobId: string,
+  prefetched?: PrefetchedChildren,
+): Promise<AdvanceResult> {
   const log = rt.logger.child({ runId, jobId });
   return withRunLease(rt, runId, jobId, log, async (lease) => {
     const trace = new TraceRecorder(rt.store.runs, runId, rt.clock.now, rt.untrustedToolText);
     try {
-      return await advanceHeld(rt, runId, lease, trace, log, 0);
+      return await advanceHeld(rt, runId, lease, trace, log, 0, prefetched);
     } finally {
       await trace.flush().catch((err: unknown) => log.warn({ err }, 'could not write the trace'));
     }
@@ -110,6 +136,7 @@ async function advanceHeld(
    * such round applies at least one decision; past MAX_AUTO_ROUNDS the run is handed back to the queue.
    */
   rounds: number,
+  prefetched?: PrefetchedChildren,
 ): Promise<AdvanceResult> {
   const { fence } = lease;
   const loaded = await rt.store.runs.loadRun(runId);
@@ -133,11 +160,14 @@ async function advanceHeld(
       .catch((err: unknown) => log.warn({ err }, 'could not record the placeholder'));
   };
   const checkpointer = new RunCheckpointer(rt.store.runs, runId, fence, loaded.persisted);
+  const show = progressShower(rt, loaded, ctx);
   const deps: EngineDeps = {
     ...engineDeps(rt, log, trace, (event) => {
       const text = progressOf(event);
-      if (text) void rt.notifier.progress(ctx, text).then(recordPlaceholder);
+      if (text) void show(text).then(recordPlaceholder);
     }),
+    // A sub-agent's run works with its agent's model and only its agent's tools.
+    ...portsForRun(rt, loaded.state),
     checkpoint: async (state) => {
       if (lease.lost()) log.warn({}, 'checkpoint after a failed lease renewal');
       await checkpointer.checkpoint(state, trace.take());
@@ -150,6 +180,11 @@ async function advanceHeld(
     }),
     results: runResultStore(rt.store.results, runId, fence),
   };
+  // Children share the thread, and the placeholder as it is known now (their progress edits it).
+  const childSlack = () => ({
+    ...loaded.slack,
+    ...(knownPlaceholder ? { placeholderTs: knownPlaceholder } : {}),
+  });
   const cancelRequested = () => loaded.cancelRequest !== null || checkpointer.cancelRequested;
   // A job whose lease may have passed to another stops at the boundary, before its next model call.
   const boundary = { shouldCancel: cancelRequested, shouldYield: () => rt.stopping() || lease.lost() };
@@ -160,13 +195,16 @@ async function advanceHeld(
     outcome = { type: 'cancel_requested', state };
   } else if (state.status === 'awaiting_approval') {
     const decisions = recordedDecisions(loaded);
-    if (decisions.length === 0) {
-      // Nothing decided yet: make sure the pause is fully posted (a crash may have cut it short).
+    const children = await endedChildren(rt, state, prefetched);
+    if (decisions.length === 0 && children.length === 0) {
+      // Nothing decided or ended yet: make sure the pause is fully posted and its children exist (a
+      // crash may have cut either short).
       const { decided } = await postPause(rt, loaded.state, ctx, fence);
+      await startChildren(rt, loaded.state, childSlack(), log);
       if (decided) return continueDecided(rt, runId, lease, trace, log, rounds);
       return { type: 'done' };
     }
-    outcome = await decideAndContinue(state, decisions, deps, boundary);
+    outcome = await settleAndContinue(state, decisions, children, deps, boundary);
     await markUnknownOutcomes(rt, state, outcome.state, pauseApprovalIds(loaded));
   } else {
     outcome = await runUntilPause(state, deps, boundary);
@@ -180,6 +218,7 @@ async function advanceHeld(
     await cancelApprovalCards(rt, state, by ?? 'loopgate');
   } else if (outcome.type === 'interruption') {
     const { decided } = await postPause(rt, state, ctx, fence);
+    await startChildren(rt, state, childSlack(), log);
     await rt.notifier.flush(ctx);
     // Calls a rule or grant decided (or all of them) are applied at once, through the ledger.
     if (decided) return continueDecided(rt, runId, lease, trace, log, rounds);

@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import { askTool } from '../agents/ask-tool.js';
+import { type AgentDefinition, agentDefinitions, DEFAULT_WATCH_MS } from '../agents/catalog.js';
+import { unknownAgentTools } from '../config/agents.js';
 import type { Env } from '../config/env.js';
 import { ConfigError } from '../config/errors.js';
 import type { Policy } from '../config/policy.js';
@@ -46,9 +49,9 @@ function modelChain(
   policy: Policy,
   logger: Logger,
   fetch: ReturnType<typeof createBufferedFetch>,
+  primaryName: string = policy.model?.name ?? env.OPENAI_MODEL,
 ): ModelPort {
   const base = { maxRetries: env.OPENAI_MAX_RETRIES, timeoutMs: env.OPENAI_TIMEOUT_MS, fetch };
-  const primaryName = policy.model?.name ?? env.OPENAI_MODEL;
   const primary = createOpenAIModel({
     ...base,
     apiKey: env.OPENAI_API_KEY,
@@ -116,14 +119,39 @@ export async function buildWorkerRuntime({
     await mcp.close();
     throw new ConfigError(policy.source, collisions);
   }
-  const registry = () => withRedactedFailures(new Map([...own, ...mcp.tools()]), redact);
+  const agents = agentDefinitions(policy.agents);
+  const asks = [...agents.values()].map((agent) => askTool(agent));
+  const agentProblems = unknownAgentTools(
+    policy.agents,
+    new Set([...own.keys(), ...mcp.tools().keys()]),
+    Object.keys(policy.mcp?.servers ?? {}),
+  );
+  if (agentProblems.length > 0) {
+    await mcp.close();
+    throw new ConfigError(policy.source, agentProblems);
+  }
+  const registry = () =>
+    withRedactedFailures(new Map([...own, ...mcp.tools(), ...asks.map((t) => [t.name, t] as const)]), redact);
+  const model = modelChain(env, policy, logger, fetch);
+  // One model chain per model an agent names (the same server, key and fallbacks as the run's).
+  const agentModels = new Map<string, ModelPort>();
+  const modelOf = (agent: AgentDefinition): ModelPort => {
+    if (agent.model === undefined) return model;
+    let port = agentModels.get(agent.model);
+    if (!port) {
+      port = modelChain(env, policy, logger, fetch, agent.model);
+      agentModels.set(agent.model, port);
+    }
+    return port;
+  };
   const clock = { now: () => Date.now() };
   const runtime: WorkerRuntime & { mcp: McpSource } = {
     store,
     queue,
     notifier: new SlackNotifier({ client, logger }),
-    model: modelChain(env, policy, logger, fetch),
+    model,
     tools: registry(),
+    ...(agents.size > 0 ? { agents: { definitions: agents, modelOf, watchMs: DEFAULT_WATCH_MS } } : {}),
     mcp,
     untrustedToolText: (tool) => mcp.tools().get(tool)?.description,
     policy: {

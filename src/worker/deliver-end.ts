@@ -1,3 +1,4 @@
+import { cancelAbandonedChildren, handToParent } from '../agents/child-runs.js';
 import type { RunState } from '../loop/types.js';
 import { startJobSchema } from '../queue/job-data.js';
 import { addRunJob } from '../queue/runs-queue.js';
@@ -17,7 +18,9 @@ export function turnsOf(state: RunState): ThreadTurn[] {
 
 /**
  * Tells the thread how a run ended (once: `answerTs` marks it delivered), records the exchange in the
- * thread's memory, frees the thread and starts the next message that waited there.
+ * thread's memory, frees the thread and starts the next message that waited there. Children the run left
+ * working are cancelled first. A sub-agent's run tells its parent instead: the thread shows one answer,
+ * its parent's.
  */
 export async function deliverEnd(
   rt: WorkerRuntime,
@@ -25,6 +28,11 @@ export async function deliverEnd(
   ctx: RunSlackContext,
   answerTs: string | null,
 ) {
+  await cancelAbandonedChildren(rt, state);
+  if (state.agent) {
+    await handToParent(rt, state);
+    return;
+  }
   if (answerTs === null) {
     const ts = await rt.notifier.finalAnswer(ctx, {
       parts: state.answer ?? [],

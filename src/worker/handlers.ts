@@ -1,5 +1,12 @@
+import { scheduleNextWatch } from '../agents/child-runs.js';
 import { createRun, isFinished } from '../loop/state.js';
-import type { CancelJobData, ExpireJobData, ResumeJobData, StartJobData } from '../queue/job-data.js';
+import type {
+  CancelJobData,
+  ChildEndJobData,
+  ExpireJobData,
+  ResumeJobData,
+  StartJobData,
+} from '../queue/job-data.js';
 import { approvalViewFromRecord } from '../slack/approval-view.js';
 import { roundOf, runIdForEvent } from '../store/ids.js';
 import { advanceRun } from './advance.js';
@@ -127,4 +134,23 @@ export async function handleCancel(
   if (!loaded.cancelRequest)
     await rt.store.runs.requestCancel(data.runId, { by: data.by, at: rt.clock.now() });
   return advanceRun(rt, data.runId, jobId);
+}
+
+/**
+ * A sub-agent's run ended (or a safety check while it works came due): the parent applies whatever of
+ * its children ended. A check schedules the next one while the parent still waits for that child.
+ */
+export async function handleChildEnd(
+  rt: WorkerRuntime,
+  data: ChildEndJobData,
+  jobId: string,
+): Promise<AdvanceResult> {
+  // The child is read while the parent's lease is taken and the parent loaded, not after.
+  const child = rt.store.runs.loadRun(data.childRunId);
+  child.catch(() => {}); // Awaited (and its failure seen) only if the parent still waits for it.
+  const result = await advanceRun(rt, data.runId, jobId, new Map([[data.childRunId, child]]));
+  if (result.type === 'done' && data.watch !== undefined) {
+    await scheduleNextWatch(rt, data.runId, data.childRunId, data.watch);
+  }
+  return result;
 }

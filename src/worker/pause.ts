@@ -33,6 +33,7 @@ export async function postPause(
     runId: state.runId,
     fence,
     requester: state.requester.userId,
+    ...(state.agent ? { agent: state.agent.name } : {}),
     now,
     approvals,
   });

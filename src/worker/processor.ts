@@ -1,12 +1,23 @@
 import { DelayedError, type Job } from 'bullmq';
 import { parseJobData } from '../queue/job-data.js';
+import { advanceRun } from './advance.js';
 import { handleEscalate, handleRemind } from './approval-timers.js';
-import { handleCancel, handleExpire, handleResume, handleStart } from './handlers.js';
+import { handleCancel, handleChildEnd, handleExpire, handleResume, handleStart } from './handlers.js';
 import type { AdvanceResult } from './run-lease.js';
 import type { WorkerRuntime } from './runtime.js';
 
 /** How long a question waits before trying again while its requester has every slot they may hold. */
 const REQUESTER_WAIT_MS = 500;
+
+/**
+ * A child's end often arrives while its parent's job still finishes the pause that started the child (a
+ * few ms before it releases the lease): it is tried again soon, then less often the longer it has
+ * waited, and never later than the lease would end.
+ */
+function retrySoon(result: AdvanceResult, waitedMs: number): AdvanceResult {
+  if (result.type !== 'busy') return result;
+  return { type: 'busy', retryInMs: Math.min(result.retryInMs, Math.max(20, Math.floor(waitedMs / 4))) };
+}
 
 /**
  * The BullMQ processor of the runs queue: validates the job (bad data fails at once, unretried), runs
@@ -49,6 +60,13 @@ export function runsProcessor(rt: WorkerRuntime) {
         break;
       case 'escalate':
         result = await handleEscalate(rt, parsed.data);
+        break;
+      case 'child_start':
+        // A sub-agent's run, created by its parent: it takes no requester slot (its parent held one).
+        result = await advanceRun(rt, parsed.data.runId, jobId);
+        break;
+      case 'child_end':
+        result = retrySoon(await handleChildEnd(rt, parsed.data, jobId), Date.now() - job.timestamp);
         break;
     }
     rt.metrics?.jobsProcessed.inc({ job: parsed.name, outcome: result.type });

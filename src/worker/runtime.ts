@@ -1,3 +1,4 @@
+import type { AgentRuntime } from '../agents/catalog.js';
 import type { AnyTool, Clock, Logger, ModelPort, RunLimits } from '../loop/types.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { GateDecision } from '../policy/gate.js';
@@ -49,4 +50,6 @@ export interface WorkerRuntime {
    * where a tool is first used, so people can read what the model was told about it.
    */
   untrustedToolText?: (tool: string) => string | undefined;
+  /** The sub-agents of the policy (`agents:`); absent: none. Their `ask_` tools are in `tools`. */
+  agents?: AgentRuntime;
 }

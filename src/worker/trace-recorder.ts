@@ -63,6 +63,26 @@ export function traceEntryOf(event: EngineEvent, at: number): TraceEntry | null 
       return { type: event.type, at, upTo: event.upTo, durationMs: event.durationMs };
     case 'finished':
       return { type: event.type, at, status: event.status, stopReason: event.stopReason };
+    case 'delegated':
+      return {
+        type: event.type,
+        at,
+        calls: event.calls.map((c) => ({
+          toolCallId: c.toolCallId,
+          agent: c.agent,
+          childRunId: c.childRunId,
+        })),
+      };
+    case 'subagent_finished':
+      return {
+        type: event.type,
+        at,
+        toolCallId: event.toolCallId,
+        agent: event.agent,
+        childRunId: event.childRunId,
+        outcome: event.outcome,
+        durationMs: event.durationMs,
+      };
   }
 }
 

@@ -1,4 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { childRunIdFor } from '../../src/loop/delegate.js';
+import { createRun } from '../../src/loop/state.js';
+import type { RunState } from '../../src/loop/types.js';
 import { cancelJobId } from '../../src/queue/index.js';
 import { eventBody, eventEnvelope } from '../fakes/slack-signing.js';
 import {
@@ -54,6 +57,58 @@ describe('/loopgate', () => {
     const permalink = await fx.fake.waitForCall('chat.getPermalink');
     expect(answer.text).toContain(`<${String(permalink.response?.permalink)}|\`http_request\`>`);
     expect(answer.blocks.length).toBeGreaterThan(1);
+  });
+
+  it('status says a run waits for its sub-agents, naming them', async () => {
+    const runId = 'r-waits-for-agents';
+    const base = createRun({
+      runId,
+      requester: { userId: REQUESTER },
+      systemPrompt: 's',
+      question: 'q',
+      now: Date.now(),
+    });
+    const call = (id: string, agent: string) => ({
+      toolCallId: id,
+      tool: `ask_${agent}`,
+      agent,
+      childRunId: childRunIdFor(runId, id),
+      task: 't',
+      caps: { maxTokens: 1, maxCostUsd: 1, deadlineMs: 1 },
+      at: 0,
+    });
+    const state: RunState = {
+      ...base,
+      status: 'awaiting_approval',
+      messages: [
+        ...base.messages,
+        {
+          role: 'assistant',
+          content: null,
+          toolCalls: [
+            { id: 'lg1_0_a', name: 'ask_triage', arguments: '{"task":"t"}' },
+            { id: 'lg1_1_b', name: 'ask_writer', arguments: '{"task":"t"}' },
+          ],
+        },
+      ],
+      turn: {
+        slots: [
+          { toolCallId: 'lg1_0_a', tool: 'ask_triage', result: null },
+          { toolCallId: 'lg1_1_b', tool: 'ask_writer', result: null },
+        ],
+        pending: [],
+        delegated: [call('lg1_0_a', 'triage'), call('lg1_1_b', 'writer')],
+      },
+    };
+    await fx.store.runs.createRun(state, {
+      teamId: fx.id.teamId,
+      channelId: CHANNEL,
+      threadTs: '1700000000.000100',
+      requestMessageTs: '1700000000.000100',
+    });
+    const answer = await command(STRANGER, 'status');
+    expect(answer.text).toContain(`\`${runId}\``);
+    expect(answer.text).toContain('*waiting for its sub-agents* `triage`, `writer`');
   });
 
   it('cancel by the requester: the run is asked to stop and a cancel job is queued', async () => {

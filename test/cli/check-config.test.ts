@@ -160,6 +160,43 @@ describe('loopgate check-config', () => {
     );
   });
 
+  it('summarises sub-agents, and names a tool an agent lists that is not enabled', async () => {
+    const file = join(work.dir, 'agents.yaml');
+    const policy = [
+      'tools: { current_time: {} }',
+      'agents:',
+      '  triage:',
+      '    description: Finds out what is wrong.',
+      '    prompt: Investigate.',
+      '    tools: [current_time]',
+      '    budgets: { maxSteps: 4, maxTokens: 20000 }',
+    ];
+    writeFileSync(file, policy.join('\n'));
+    const ok = await runCli(['check-config', file], {}, work.dir);
+    expect(ok).toMatchObject({ code: 0, stderr: '' });
+    expect(ok.stdout).toContain('agents (1, at most 2 levels deep, 4 at once):');
+    expect(ok.stdout).toMatch(
+      /\n {4}ask_triage\s+tools: current_time; model: the run's; budgets: 4 steps, 20000 tokens \(capped by what its parent has left\)\n/,
+    );
+    const json = await runCli(['check-config', file, '--json'], {}, work.dir);
+    expect(JSON.parse(json.stdout).agents).toEqual([
+      {
+        name: 'triage',
+        tool: 'ask_triage',
+        description: 'Finds out what is wrong.',
+        tools: ['current_time'],
+        model: null,
+        budgets: { maxSteps: 4, maxTokens: 20000 },
+      },
+    ]);
+    writeFileSync(file, policy.join('\n').replace('[current_time]', '[current_time, prometheus_query]'));
+    const bad = await runCli(['check-config', file], {}, work.dir);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain(
+      'agents.triage.tools[1]: no tool named prometheus_query is enabled (tools: current_time)',
+    );
+  });
+
   it('reports the secrets the example names when they are not set', async () => {
     const result = await runCli(['check-config', EXAMPLE], {}, work.dir);
     expect(result.code).toBe(1);

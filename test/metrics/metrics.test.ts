@@ -43,6 +43,26 @@ describe('metrics of retries and fallbacks', () => {
   });
 });
 
+describe('metrics of sub-agents', () => {
+  it('count sub-agent calls by agent and how the child ended', async () => {
+    const m = createMetrics({}, { defaultMetrics: false });
+    const ended = {
+      type: 'subagent_finished' as const,
+      runId: 'r',
+      toolCallId: 'c',
+      agent: 'triage',
+      childRunId: 'c-1',
+      durationMs: 10,
+    };
+    recordEngineEvent(m, { ...ended, outcome: 'completed' });
+    recordEngineEvent(m, { ...ended, outcome: 'completed' });
+    recordEngineEvent(m, { ...ended, outcome: 'failed' });
+    const text = await m.registry.metrics();
+    expect(text).toContain('loopgate_subagent_calls_total{agent="triage",outcome="completed"} 2');
+    expect(text).toContain('loopgate_subagent_calls_total{agent="triage",outcome="failed"} 1');
+  });
+});
+
 describe('metrics', () => {
   it('counts engine events: steps, tokens, cost, tool outcomes, approvals, finished runs', async () => {
     const m = createMetrics({}, { defaultMetrics: false });

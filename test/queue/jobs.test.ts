@@ -118,3 +118,23 @@ describe('job options and prefix', () => {
     for (const bad of ['loopgate', '{}', 'a:{b}']) expect(() => queuePrefix(bad)).toThrow(TypeError);
   });
 });
+
+describe('sub-agent jobs', () => {
+  it('child_start and child_end are validated, get ids of their own, and only child_end may wait', () => {
+    const end = { v: 1 as const, runId: 'r-Ev08ABCDEF', childRunId: 'c-0123456789abcdef' };
+    expect(parseJobData('child_start', { v: 1, runId: 'c-0123456789abcdef' })).toEqual({
+      name: 'child_start',
+      data: { v: 1, runId: 'c-0123456789abcdef' },
+    });
+    expect(parseJobData('child_end', { ...end, watch: 2 }).data).toEqual({ ...end, watch: 2 });
+    expect(() => parseJobData('child_end', { ...end, childRunId: 'a:b' })).toThrow(UnrecoverableError);
+    expect(() => parseJobData('child_end', { ...end, watch: 0 })).toThrow(UnrecoverableError);
+    expect(jobIdFor({ name: 'child_start', data: { v: 1, runId: 'c-01' } })).toBe('child-start-c-01');
+    expect(jobIdFor({ name: 'child_end', data: end })).toBe('child-end-c-0123456789abcdef');
+    expect(jobIdFor({ name: 'child_end', data: { ...end, watch: 3 } })).toBe(
+      'child-end-c-0123456789abcdef.w3',
+    );
+    expect(jobOptions('child_end', 'child-end-x.w1', 300_000).delay).toBe(300_000);
+    expect(() => jobOptions('child_start', 'child-start-x', 10)).toThrow(RangeError);
+  });
+});

@@ -39,6 +39,22 @@ function reasonElement(blocks: KnownBlock[]): unknown {
   return block?.elements[1];
 }
 
+describe('approvalCard of a sub-agent', () => {
+  it('names the sub-agent beside the person who asked, pending and decided', () => {
+    const pending = approvalCard(view({ agent: 'triage' }));
+    expectValidMessageBlocks(pending.blocks);
+    expect(allText(pending.blocks)).toContain('Asked by <@U0REQ> through the sub-agent `triage`');
+    expect(pending.text).toBe(
+      'Approval needed: http_request (write), asked by <@U0REQ> through the sub-agent triage',
+    );
+    const decided = approvalCard(
+      view({ agent: 'triage', status: 'approved', decidedBy: 'U0MGR', decidedAt: EXPIRES }),
+    );
+    expect(allText(decided.blocks)).toContain('Asked by <@U0REQ> through the sub-agent `triage`');
+    expect(allText(approvalCard(view()).blocks)).not.toContain('sub-agent');
+  });
+});
+
 describe('approvalCard (pending)', () => {
   it('shows tool, effect, each argument on its own line, reason, requester, approvers and expiry', () => {
     const { blocks, text } = approvalCard(view({ preview: 'Restarts **payments** in prod.' }));

@@ -9,7 +9,7 @@ import type {
 } from '../../src/slack/notifier-port.js';
 
 export type NotifierCall =
-  | { type: 'progress'; runId: string; text: string }
+  | { type: 'progress'; runId: string; text: string; placeholderTs?: string }
   | { type: 'card'; runId: string; view: ApprovalView; posted: PostedMessage }
   | { type: 'update_card'; runId: string; card: PostedMessage; view: ApprovalView }
   | { type: 'final'; runId: string; answer: FinalAnswer }
@@ -28,12 +28,17 @@ export class RecordingNotifier implements Notifier {
     return this.calls.filter((c): c is Extract<NotifierCall, { type: T }> => c.type === type);
   }
 
+  /** Placeholders "posted" by progress, by run id: a run's first progress posts one. */
+  private readonly placeholders = new Map<string, string>();
+
   async progress(ctx: RunSlackContext, text: string) {
-    this.calls.push({ type: 'progress', runId: ctx.runId, text });
+    const ts = ctx.placeholderTs ?? this.placeholders.get(ctx.runId) ?? `${this.ts++}.000050`;
+    this.placeholders.set(ctx.runId, ts);
+    this.calls.push({ type: 'progress', runId: ctx.runId, text, placeholderTs: ts });
   }
   async flush() {}
-  placeholderOf() {
-    return undefined;
+  placeholderOf(runId: string) {
+    return this.placeholders.get(runId);
   }
   async approvalCard(ctx: RunSlackContext, view: ApprovalView) {
     if (this.failCards > 0) {

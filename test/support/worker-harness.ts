@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { askTool } from '../../src/agents/ask-tool.js';
+import type { AgentDefinition } from '../../src/agents/catalog.js';
 import type { AnyTool, ModelPort, RunLimits } from '../../src/loop/types.js';
 import { createRedisConnection } from '../../src/queue/connection.js';
 import type { StartJobData } from '../../src/queue/job-data.js';
@@ -25,6 +27,10 @@ export interface HarnessOptions {
   maxQueuedPerThread?: number;
   /** The policy's rules (e.g. `(tool, args) => decideGate(policy, tool, args)`); none: ask UMGR. */
   gate?: RunPolicy['gate'];
+  /** Sub-agents; their `ask_` tools join the tools. */
+  agents?: AgentDefinition[];
+  /** The agents' safety check interval (default long enough never to matter in a test). */
+  watchMs?: number;
 }
 
 /**
@@ -51,12 +57,18 @@ export async function createHarness(options: HarnessOptions) {
   const workers: Worker[] = [];
   let stopping = false;
 
+  const agents = new Map((options.agents ?? []).map((a) => [a.name, a]));
+  const tools = new Map(options.tools ?? defaultTools);
+  for (const agent of agents.values()) tools.set(`ask_${agent.name}`, askTool(agent));
   const runtime = (workerId: string): WorkerRuntime => ({
     store,
     queue,
     notifier,
     model: options.model,
-    tools: options.tools ?? defaultTools,
+    tools,
+    ...(agents.size > 0
+      ? { agents: { definitions: agents, modelOf: () => options.model, watchMs: options.watchMs ?? 600_000 } }
+      : {}),
     policy: {
       limits: {
         maxSteps: 12,

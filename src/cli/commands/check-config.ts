@@ -1,3 +1,4 @@
+import { unknownAgentTools } from '../../config/agents.js';
 import { ConfigError } from '../../config/errors.js';
 import { loadPolicy } from '../../config/policy.js';
 import { buildTools } from '../../tools/registry.js';
@@ -14,8 +15,9 @@ the model: every key, the secrets it names (keys ending in Env must name a set e
 .env in the working directory is read first), the runbook directory, and the custom tool modules, which
 are imported (their top-level code runs) and checked, and each MCP server (mcp.servers) is connected
 and its tools listed with the effect loopgate applies and why. Prints OK and a summary (tools and their
-approvers, budgets, channels, MCP tools), or every problem with its key (an MCP server that cannot be
-reached, an MCP tool taking another tool's name), and exits 1.
+approvers, budgets, channels, sub-agents, MCP tools), or every problem with its key (an MCP server that
+cannot be reached, an MCP tool taking another tool's name, a tool an agent lists that does not exist),
+and exits 1.
 
   path     the file to check; default LOOPGATE_CONFIG, else ./loopgate.yaml
   --json   print {"ok": true, ...summary} or {"ok": false, "source", "problems": [{key, problem}]}`;
@@ -39,6 +41,12 @@ export const checkConfigCommand: Command = {
       const tools = await buildTools(policy, { env: ctx.env, slack: noPosting });
       const mcp = await listMcpTools(policy, ctx.env, new Set(tools.keys()));
       if (mcp.problems.length > 0) throw new ConfigError(policy.source, mcp.problems);
+      const agentProblems = unknownAgentTools(
+        policy.agents,
+        new Set([...tools.keys(), ...mcp.tools.filter((t) => t.refused === null).map((t) => t.name)]),
+        Object.keys(policy.mcp?.servers ?? {}),
+      );
+      if (agentProblems.length > 0) throw new ConfigError(policy.source, agentProblems);
       const summary = {
         ...summarisePolicy(policy, tools),
         ...(policy.mcp ? { mcp: { servers: mcp.servers, tools: mcp.tools } } : {}),

@@ -1,6 +1,5 @@
-import type { RunState } from '../../loop/types.js';
-import { timingsFromTrace, traceFromRunState } from '../../slack/trace.js';
-import { isRunId, type TraceEntry } from '../../store/index.js';
+import { traceTree } from '../../agents/trace-tree.js';
+import { isRunId } from '../../store/index.js';
 import { parseCommandLine, positiveInt } from '../args.js';
 import type { Command } from '../command.js';
 import { CliError, UsageError } from '../errors.js';
@@ -12,20 +11,13 @@ const help = `Usage: loopgate trace <runId> [--max-chars N] [--json]
 Shows one run: who asked what where, each step with its tool calls (effect, duration, arguments and
 results), each compaction of its history (messages replaced, tokens before and after, the summary's
 size and cost), the approvals with who decided and whether the call executed, and the final answer or
-the reason the run stopped.
+the reason the run stopped. A sub-agent call shows its child run's steps indented under it; a child's
+own run id shows it alone.
 
   --max-chars N   cut arguments, results and texts to N characters (default 300; --json never cuts)
   --json          print the whole trace as one JSON document`;
 
 const options = { 'max-chars': { type: 'string' }, json: { type: 'boolean' } } as const;
-
-function stepsAndCompactions(
-  state: RunState,
-  entries: TraceEntry[],
-): Pick<TraceReport, 'steps' | 'compactions'> {
-  const view = traceFromRunState(state, timingsFromTrace(entries));
-  return { steps: view.steps, compactions: view.compactions ?? [] };
-}
 
 export const traceCommand: Command = {
   name: 'trace',
@@ -51,6 +43,7 @@ export const traceCommand: Command = {
       ),
     );
     const { state } = loaded;
+    const view = await traceTree(store.runs, state, entries);
     const report: TraceReport = {
       run: {
         runId,
@@ -66,8 +59,10 @@ export const traceCommand: Command = {
         updatedAt: state.updatedAt,
         finishedAt: loaded.finishedAt,
         cancelRequest: loaded.cancelRequest,
+        ...(state.agent ? { agent: state.agent } : {}),
       },
-      ...stepsAndCompactions(state, entries),
+      steps: view.steps,
+      compactions: view.compactions ?? [],
       approvals: approvals.map((a, i) => ({ ...a, execution: executions[i] ?? null })),
       awaitingDecision: (state.turn?.pending ?? []).map((call) => call.toolCallId),
       answer: state.answer === null ? null : state.answer.join('\n'),
