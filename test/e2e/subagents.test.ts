@@ -98,6 +98,7 @@ describe('sub-agents through the real bot and worker processes', { timeout: 90_0
     expect(buttonsOf(message.blocks).map((b) => b.actionId)).toEqual([
       ACTION_IDS.approve,
       ACTION_IDS.reject,
+      ACTION_IDS.edit,
       ACTION_IDS.details,
     ]);
     const parentRun = await w.store.runs.loadRun(asked.runId);
