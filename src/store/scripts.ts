@@ -5,7 +5,11 @@ import type { Cluster, Redis } from 'ioredis';
 /** A Redis connection of the store: standalone or Cluster (every run's keys share one slot). */
 export type RedisClient = Redis | Cluster;
 
-/** Key counts of the scripts in ./lua, as their file names (`<name>-<keys>.lua`) declare them. */
+/**
+ * Key counts of the scripts, as their file names (`<folder>/<name>-<keys>.lua`) declare them. Each
+ * folder of ./lua belongs to the store module that runs its scripts (runs, approvals, ledger, threads,
+ * leases, results); `shared` holds scripts several modules run, `includes` the fragments they inline.
+ */
 const SCRIPT_KEYS = {
   createRun: 3,
   pauseApprovals: 1,
@@ -67,20 +71,25 @@ function scriptSources(): Map<ScriptName, string> {
   if (sources) return sources;
   const dir = luaDir();
   const found = new Map<ScriptName, string>();
-  for (const file of readdirSync(dir)) {
-    const match = /^([A-Za-z]+)-(\d+)\.lua$/.exec(file);
-    if (!match) continue;
-    const [, name, keys] = match;
-    if (!isScriptName(name) || SCRIPT_KEYS[name] !== Number(keys)) {
-      throw new Error(`loopgate store: unexpected Lua script ${file}`);
+  const folders = readdirSync(dir, { withFileTypes: true }).filter(
+    (e) => e.isDirectory() && e.name !== 'includes',
+  );
+  for (const folder of folders) {
+    for (const file of readdirSync(`${dir}${folder.name}`)) {
+      const match = /^([A-Za-z]+)-(\d+)\.lua$/.exec(file);
+      if (!match) continue;
+      const [, name, keys] = match;
+      if (!isScriptName(name) || SCRIPT_KEYS[name] !== Number(keys) || found.has(name)) {
+        throw new Error(`loopgate store: unexpected Lua script ${folder.name}/${file}`);
+      }
+      const text = readFileSync(`${dir}${folder.name}/${file}`, 'utf8');
+      found.set(
+        name,
+        text.replace(INCLUDE, (_line, include: string) =>
+          readFileSync(`${dir}includes/${include}.lua`, 'utf8'),
+        ),
+      );
     }
-    const text = readFileSync(`${dir}${file}`, 'utf8');
-    found.set(
-      name,
-      text.replace(INCLUDE, (_line, include: string) =>
-        readFileSync(`${dir}includes/${include}.lua`, 'utf8'),
-      ),
-    );
   }
   const missing = Object.keys(SCRIPT_KEYS).filter((name) => !found.has(name as ScriptName));
   if (missing.length > 0) throw new Error(`loopgate store: missing Lua scripts ${missing.join(', ')}`);
