@@ -11,6 +11,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { askTool } from '../../src/agents/ask-tool.js';
+import { summaryText } from '../../src/loop/context.js';
 import { cancelRun } from '../../src/loop/decisions.js';
 import { defineTool } from '../../src/loop/define-tool.js';
 import { ModelError, ToolFailure } from '../../src/loop/errors.js';
@@ -194,7 +195,10 @@ const callSpec = fc.oneof(
   },
   {
     weight: 1,
-    arbitrary: fc.record({ name: fc.constant('announce'), args: fc.record({ text: fc.constantFrom('hi', 'done') }) }),
+    arbitrary: fc.record({
+      name: fc.constant('announce'),
+      args: fc.record({ text: fc.constantFrom('hi', 'done') }),
+    }),
   },
   {
     weight: 1,
@@ -250,13 +254,13 @@ const eventSpec = fc.record({
   ),
   /** Share of its caps the child used. */
   spend: fc.oneof(
-    { weight: 8, arbitrary: fc.double({ min: 0, max: 0.05, noNaN: true }) },
+    { weight: 20, arbitrary: fc.double({ min: 0, max: 0.05, noNaN: true }) },
     { weight: 1, arbitrary: fc.constant(1) },
   ),
   /** The child's end is handed over twice (a redelivered job). */
   replay: fc.boolean(),
   /** 0: the requester cancels the run instead. */
-  cancel: fc.nat(40),
+  cancel: fc.nat(60),
 });
 type EventSpec = typeof eventSpec extends fc.Arbitrary<infer T> ? T : never;
 
@@ -269,13 +273,16 @@ const optionsSpec = fc.record({
   refuse: fc.uniqueArray(fc.nat(30), { maxLength: 2 }),
   /** With the execution ledger; only then may the worker crash (exactly-once across crashes needs it). */
   durable: fc.boolean(),
-  crashes: fc.uniqueArray(fc.record({ op: fc.nat(90), after: fc.boolean() }), {
+  crashes: fc.uniqueArray(fc.record({ op: fc.nat(40), after: fc.boolean() }), {
     maxLength: 6,
     selector: (c) => c.op,
   }),
   /** Every n-th step boundary the worker hands the run back (0: never). */
   yieldEvery: fc.constantFrom(0, 0, 2, 3, 5),
-  cancelAtStep: fc.option(fc.integer({ min: 1, max: 30 }), { freq: 6, nil: null }),
+  cancelAtStep: fc.oneof(
+    { weight: 6, arbitrary: fc.constant(null) },
+    { weight: 1, arbitrary: fc.integer({ min: 1, max: 30 }) },
+  ),
   jitter: fc.double({ min: 0, max: 0.999, noNaN: true }),
   gatedOutcomes: fc.array(fc.constantFrom<GatedOutcome>('ok', 'ok', 'transient', 'permanent'), {
     maxLength: 10,
@@ -398,7 +405,11 @@ async function runScenario(s: Scenario, sabotage: { ledger?: ExecutionLedger } =
       if (!isSummaryRequest(req)) {
         agentViews.push([...req.messages]);
         if (s.o.refuse.includes(agentViews.length - 1)) {
-          throw new ModelError('context_length_exceeded', { status: 400, retryable: false, contextExceeded: true });
+          throw new ModelError('context_length_exceeded', {
+            status: 400,
+            retryable: false,
+            contextExceeded: true,
+          });
         }
       }
       return server.complete(req);
@@ -508,14 +519,13 @@ async function runScenario(s: Scenario, sabotage: { ledger?: ExecutionLedger } =
   }
   problems.push(...gatedExecutionProblems(t.gated, decided, IDEMPOTENT));
   // Exactly once the other way round: an approval of what was shown (or of valid edited arguments) runs
-  // the call, unless a crash right after its start was recorded leaves its outcome unknown.
+  // the call; only a crash between the ledger's start record and the tool may leave it not run (its
+  // outcome then unknown, never run again).
   for (const [id, { call, plan }] of decided) {
     if (!APPROVES_WHAT_RUNS.has(plan)) continue;
     const runs = t.gated.filter((x) => x.toolCallId === id).length;
-    const lostStart = crash.crashes.some((c) => c.toolCallId === id && c.after && c.what.startsWith('ledger.begin'));
-    if (IDEMPOTENT.has(call.tool) ? runs === 0 : runs !== (lostStart ? 0 : 1)) {
-      problems.push(`${call.tool} ${id} was approved and ran ${runs} times`);
-    }
+    const unknown = ledger.entries.get(id)?.status === 'outcome_unknown';
+    if (runs === 0 && !unknown) problems.push(`${call.tool} ${id} was approved and never ran`);
   }
   // Reads are retried within their policy (and run again only after a crash lost their results).
   const readRuns = new Map<string, number>();
@@ -529,7 +539,8 @@ async function runScenario(s: Scenario, sabotage: { ledger?: ExecutionLedger } =
       if (m.role !== 'tool' || m.name !== 'flaky') continue;
       const listed = (JSON.parse(m.content) as { attempts?: unknown[] }).attempts?.length ?? 0;
       const ran = readRuns.get(m.toolCallId) ?? 0;
-      if (ran > 0 && listed !== ran - 1) problems.push(`flaky ${m.toolCallId} ran ${ran} times, lists ${listed}`);
+      if (ran > 0 && listed !== ran - 1)
+        problems.push(`flaky ${m.toolCallId} ran ${ran} times, lists ${listed}`);
     }
   }
   const records = (final.subagents ?? []).map((r) => r.toolCallId);
@@ -545,7 +556,7 @@ async function runScenario(s: Scenario, sabotage: { ledger?: ExecutionLedger } =
 }
 
 const scenarioSpec = fc.record({
-  turns: fc.array(turnSpec, { minLength: 3, maxLength: 25 }),
+  turns: fc.array(turnSpec, { minLength: 3, maxLength: 25, size: 'medium' }),
   events: fc.array(eventSpec, { minLength: 1, maxLength: 30 }),
   o: optionsSpec,
 });
@@ -564,9 +575,168 @@ describe('retries, compactions, sub-agents, decisions and crashes interleaved', 
         if (report.final.actions.some((a) => a.outcome === 'succeeded')) seen.executed++;
         if (history.some((m) => m.role === 'tool' && m.content.includes('"attempts"'))) seen.retried++;
       }),
-      { numRuns: 120 },
+      { numRuns: 200 },
     );
     // The scenarios reach what they are about (not a guarantee of each run, but of the lot).
     for (const [what, n] of Object.entries(seen)) expect(n, what).toBeGreaterThan(5);
   }, 120_000);
+});
+
+describe('the checks catch broken variants', () => {
+  const system: Message = { role: 'system', content: 'You are loopgate.' };
+  const question: Message = { role: 'user', content: 'Is payments healthy?' };
+  const ask = (...ids: string[]): Message => ({
+    role: 'assistant',
+    content: null,
+    toolCalls: ids.map((id) => ({ id, name: 'lookup', arguments: '{}' })),
+  });
+  const result = (id: string): Message => ({ role: 'tool', toolCallId: id, name: 'lookup', content: '{}' });
+  const answer: Message = { role: 'assistant', content: 'All fine.' };
+
+  it('a request missing a result, with results out of order, twice, late or orphaned', () => {
+    const good = [system, question, ask('a', 'b'), result('a'), result('b'), ask('c'), result('c')];
+    expect(viewProblem(good)).toBeNull();
+    const broken = {
+      dropped: [system, question, ask('a', 'b'), result('a'), ask('c'), result('c')],
+      reordered: [system, question, ask('a', 'b'), result('b'), result('a')],
+      twice: [system, question, ask('a'), result('a'), result('a')],
+      late: [system, question, ask('a'), answer, result('a')],
+      unanswered: [system, question, ask('a', 'b'), result('a')],
+      orphaned: [system, question, result('z'), answer],
+      reusedId: [system, question, ask('a'), result('a'), ask('a'), result('a')],
+    };
+    for (const [name, view] of Object.entries(broken)) expect(viewProblem(view), name).not.toBeNull();
+  });
+
+  it('a stored history: only the last turn may be open', () => {
+    const state = newRun();
+    const open = { slots: [{ toolCallId: 'a', tool: 'lookup', result: null }], pending: [] };
+    expect(historyProblem({ ...state, messages: [system, question, ask('a')], turn: open })).toBeNull();
+    expect(historyProblem({ ...state, messages: [system, question, ask('a')], turn: null })).not.toBeNull();
+    expect(
+      historyProblem({ ...state, messages: [system, question, ask('a'), answer, ask('b')], turn: open }),
+    ).not.toBeNull();
+  });
+
+  it('a request that is not a view of the stored history', () => {
+    const compaction = {
+      upTo: 4,
+      messages: 7,
+      summary: 'I looked up a and b.',
+      notes: 'Recorded by loopgate.',
+      step: 2,
+      at: 0,
+      tokensBefore: 900,
+      tokensAfter: 300,
+      calls: 1,
+      usage: { inputTokens: 1, outputTokens: 1 },
+      costUsd: 0,
+    };
+    const base = newRun();
+    const final: RunState = {
+      ...base,
+      messages: [base.messages[0]!, base.messages[1]!, ask('a'), result('a'), ask('b'), result('b'), answer],
+      compactions: [compaction],
+    };
+    const compacted: Message[] = [
+      base.messages[0]!,
+      { role: 'user', content: base.question },
+      { role: 'assistant', content: summaryText(compaction) },
+      ask('b'),
+      result('b'),
+    ];
+    expect(viewOfHistoryProblem(final.messages.slice(0, 4), final)).toBeNull();
+    expect(viewOfHistoryProblem(compacted, final)).toBeNull();
+    const rewritten = { ...result('b'), content: '{"status":"down"}' };
+    expect(viewOfHistoryProblem([...compacted.slice(0, 4), rewritten], final)).not.toBeNull();
+    expect(viewOfHistoryProblem([...final.messages.slice(0, 3), result('b')], final)).not.toBeNull();
+  });
+
+  it('a gated call run unapproved, rejected, with other arguments or hash, or twice', () => {
+    const args = { service: 'payments' };
+    const call: GatedCall = {
+      toolCallId: 'w',
+      tool: 'restart',
+      effect: 'write',
+      args,
+      argsHash: argsHash(args),
+      idempotent: false,
+    };
+    const approved = new Map([['w', { call, decision: decide('approve', call) }]]);
+    const edited = new Map([['w', { call, decision: decide('approve_edited', call) }]]);
+    const run = (a: unknown = args) => ({ tool: 'restart', toolCallId: 'w', args: a });
+    expect(gatedExecutionProblems([run()], approved, IDEMPOTENT)).toEqual([]);
+    expect(gatedExecutionProblems([run({ service: 'auth' })], edited, IDEMPOTENT)).toEqual([]);
+    expect(gatedExecutionProblems([run()], new Map(), IDEMPOTENT)).toHaveLength(1);
+    const rejected = new Map([['w', { call, decision: decide('reject', call) }]]);
+    expect(gatedExecutionProblems([run()], rejected, IDEMPOTENT)).toHaveLength(1);
+    // The edit was approved, the model's arguments ran.
+    expect(gatedExecutionProblems([run()], edited, IDEMPOTENT)).toHaveLength(2);
+    const wrongHash = new Map([['w', { call, decision: decide('approve_wrong_hash', call) }]]);
+    expect(gatedExecutionProblems([run()], wrongHash, IDEMPOTENT)).toHaveLength(1);
+    expect(gatedExecutionProblems([run(), run()], approved, IDEMPOTENT)).toEqual([
+      'restart w executed twice',
+    ]);
+    const page = { ...call, tool: 'page' };
+    const pageApproved = new Map([['w', { call: page, decision: decide('approve', page) }]]);
+    const pageRun = { ...run(), tool: 'page' };
+    expect(gatedExecutionProblems([pageRun, pageRun], pageApproved, IDEMPOTENT)).toEqual([]);
+  });
+
+  it('a save that rewrites or drops what the store holds, and a run left waiting for nothing', () => {
+    const stored: RunState = { ...newRun(), messages: [system, question, ask('a'), result('a')] };
+    expect(appendOnlyProblem(stored, { ...stored, messages: [...stored.messages, answer] })).toBeNull();
+    const messages = [...stored.messages];
+    messages[3] = { ...result('a'), content: '{"status":"down"}' };
+    expect(appendOnlyProblem(stored, { ...stored, messages })).toMatch(/messages\[3\] was rewritten/);
+    expect(appendOnlyProblem(stored, { ...stored, messages: stored.messages.slice(0, 3) })).toMatch(/shrank/);
+    const limits = { ...stored.limits, maxSteps: 99 };
+    expect(appendOnlyProblem(stored, { ...stored, limits })).toMatch(/limits/);
+    const slots = [{ toolCallId: 'a', tool: 'lookup', result: null }];
+    const waiting: RunState = { ...stored, status: 'awaiting_approval', turn: { slots, pending: [] } };
+    expect(waitingProblem(waiting)).not.toBeNull();
+  });
+
+  it('a ledger that forgets what it started lets a crash run an approved write twice', async () => {
+    // One write, approved; the worker crashes before or after each durable write in turn. The real
+    // ledger runs it once whatever the crash; a forgetful one runs it again on recovery.
+    const scenario = (op: number, after: boolean): Scenario => ({
+      turns: [{ calls: [{ name: 'restart', args: { service: 'payments' } }] }],
+      events: [
+        {
+          pick: 0,
+          together: false,
+          decision: 'approve',
+          child: 'completed',
+          childActions: [],
+          spend: 0,
+          replay: false,
+          cancel: 1,
+        },
+      ],
+      o: {
+        window: 12_000,
+        percent: 90,
+        factor: 1,
+        refuse: [],
+        durable: true,
+        crashes: [{ op, after }],
+        yieldEvery: 0,
+        cancelAtStep: null,
+        jitter: 0,
+        gatedOutcomes: [],
+        keepResults: false,
+      },
+    });
+    const caught: string[] = [];
+    for (let op = 0; op < 8; op++) {
+      for (const after of [false, true]) {
+        const real = await runScenario(scenario(op, after));
+        expect(real.problems, `crash ${after ? 'after' : 'before'} write ${op}`).toEqual([]);
+        const broken = await runScenario(scenario(op, after), { ledger: forgetfulLedger });
+        caught.push(...broken.problems);
+      }
+    }
+    expect(caught).toContain('restart lg1_0_call_0 executed twice');
+  });
 });

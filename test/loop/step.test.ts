@@ -696,7 +696,11 @@ describe('crash safety', () => {
     const checkpoint = async (s: RunState) => {
       saved.push(structuredClone(s));
     };
-    const approve = { toolCallId: restart!.toolCallId, kind: 'approved' as const, argsHash: restart!.argsHash };
+    const approve = {
+      toolCallId: restart!.toolCallId,
+      kind: 'approved' as const,
+      argsHash: restart!.argsHash,
+    };
     const first = await applyDecisions(paused.state, [approve], { ...d, checkpoint });
     expect(saved.map((s) => [s.status, s.turn?.pending.length])).toEqual([['awaiting_approval', 1]]);
     const reject = { toolCallId: announce!.toolCallId, kind: 'rejected' as const, by: 'UMGR' };

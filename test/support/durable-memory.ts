@@ -132,7 +132,10 @@ export class MemoryRunStore {
 
 type Entry = { status: 'executing' | 'succeeded' | 'failed' | 'outcome_unknown'; result?: ToolResult };
 
-const refusedResult = (code: string, message: string): ToolResult => ({ ok: false, error: { code, message } });
+const refusedResult = (code: string, message: string): ToolResult => ({
+  ok: false,
+  error: { code, message },
+});
 
 /**
  * The execution ledger of approved calls as the worker's port keeps it (approved -> executing ->
@@ -147,7 +150,8 @@ export class MemoryLedger {
 
   port(crash: ReturnType<typeof crashSwitch>): ExecutionLedger {
     return {
-      begin: (call) => crash.write(`ledger.begin ${call.toolCallId}`, () => this.begin(call), call.toolCallId),
+      begin: (call) =>
+        crash.write(`ledger.begin ${call.toolCallId}`, () => this.begin(call), call.toolCallId),
       finish: (call, result) =>
         crash.write(`ledger.finish ${call.toolCallId}`, () => this.finish(call, result), call.toolCallId),
     };

@@ -114,13 +114,16 @@ export function gatedExecutionProblems(
     if (n === 2 && !idempotentTools.has(e.tool)) problems.push(`${e.tool} ${e.toolCallId} executed twice`);
     const recorded = decided.get(e.toolCallId);
     if (!recorded || recorded.decision.kind !== 'approved') {
-      problems.push(`${e.tool} ${e.toolCallId} executed without approval (${recorded?.decision.kind ?? 'none'})`);
+      problems.push(
+        `${e.tool} ${e.toolCallId} executed without approval (${recorded?.decision.kind ?? 'none'})`,
+      );
       continue;
     }
     const { call, decision } = recorded;
     const approvedArgs = decision.edited ? decision.edited.args : call.args;
     if (e.tool !== call.tool) problems.push(`${e.toolCallId} was approved as ${call.tool} but ran ${e.tool}`);
-    if (!same(e.args, approvedArgs)) problems.push(`${e.tool} ${e.toolCallId} ran other arguments than approved`);
+    if (!same(e.args, approvedArgs))
+      problems.push(`${e.tool} ${e.toolCallId} ran other arguments than approved`);
     if (argsHash(e.args) !== decision.argsHash) {
       problems.push(`${e.tool} ${e.toolCallId} ran arguments whose hash was not approved`);
     }
