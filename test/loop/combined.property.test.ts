@@ -36,7 +36,6 @@ import {
   crashSwitch,
   MemoryLedger,
   MemoryRunStore,
-  type PlannedCrash,
 } from '../support/durable-memory.js';
 import { manualClock, newRun, type ScriptStep, silentLogger } from '../support/engine.js';
 import {

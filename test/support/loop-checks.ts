@@ -113,7 +113,7 @@ export function gatedExecutionProblems(
     runs.set(e.toolCallId, n);
     if (n === 2 && !idempotentTools.has(e.tool)) problems.push(`${e.tool} ${e.toolCallId} executed twice`);
     const recorded = decided.get(e.toolCallId);
-    if (!recorded || recorded.decision.kind !== 'approved') {
+    if (recorded?.decision.kind !== 'approved') {
       problems.push(
         `${e.tool} ${e.toolCallId} executed without approval (${recorded?.decision.kind ?? 'none'})`,
       );
