@@ -220,6 +220,10 @@ async function executeExactly(
   return { result, action: record(call, d, ran.result.ok ? 'succeeded' : 'failed', ran.result), evidence };
 }
 
+/** Nothing of the paused turn waits any more: neither a decision nor a sub-agent's end. */
+const isSettled = (state: RunState) =>
+  state.turn!.pending.length === 0 && (state.turn!.delegated ?? []).length === 0;
+
 /**
  * Applies people's decisions to the gated calls of the paused turn, one by one and in the order given:
  * approved calls execute (then verify), the others become results saying why they did not run. The run
@@ -270,7 +274,10 @@ export async function applyDecisions(
       decision: d.kind,
       ...(d.by ? { by: d.by } : {}),
     });
-    if (deps.checkpoint) await deps.checkpoint(next);
+    // The decision that settles the turn is saved by continueWhenSettled with the turn's results: saved
+    // here, a crash before that save would leave a run awaiting approval with nothing left to decide,
+    // which no job moves on. Unsaved, a crash re-applies the decision, and the ledger runs nothing twice.
+    if (deps.checkpoint && !isSettled(next)) await deps.checkpoint(next);
   }
   // Sub-agent calls of the same turn may still be working: the turn waits for them too.
   return continueWhenSettled(next, deps);

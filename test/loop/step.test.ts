@@ -682,6 +682,38 @@ describe('crash safety', () => {
     expect(out.state.answer).toEqual(['done again']);
   });
 
+  it('never saves a run as awaiting approval once its last decision settled the turn', async () => {
+    // Such a save, followed by a crash before the next one, left a run waiting for nothing: no
+    // decision or child's end was left to apply, so no job moved it on.
+    const model = scriptedModel([
+      { calls: [call('restart', { service: 'payments' }), call('announce', { text: 'hi' })] },
+      { text: 'Done.' },
+    ]);
+    const { deps: d, executed } = deps(model);
+    const paused = await runUntilPause(newRun(), d);
+    const [restart, announce] = paused.state.turn!.pending;
+    const saved: RunState[] = [];
+    const checkpoint = async (s: RunState) => {
+      saved.push(structuredClone(s));
+    };
+    const approve = {
+      toolCallId: restart!.toolCallId,
+      kind: 'approved' as const,
+      argsHash: restart!.argsHash,
+    };
+    const first = await applyDecisions(paused.state, [approve], { ...d, checkpoint });
+    expect(saved.map((s) => [s.status, s.turn?.pending.length])).toEqual([['awaiting_approval', 1]]);
+    const reject = { toolCallId: announce!.toolCallId, kind: 'rejected' as const, by: 'UMGR' };
+    const settled = await applyDecisions(first.state, [reject], { ...d, checkpoint });
+    expect(settled.type).toBe('run_again');
+    expect(saved.map((s) => [s.status, s.turn?.pending.length ?? null])).toEqual([
+      ['awaiting_approval', 1],
+      ['running', null],
+    ]);
+    expect(saved[1]!.messages.slice(-2).map((m) => m.role)).toEqual(['tool', 'tool']);
+    expect(executed.map((e) => e.tool)).toEqual(['restart']);
+  });
+
   it('refuses to step a run that is not running', async () => {
     const { deps: d } = deps(scriptedModel([{ calls: [call('restart', { service: 'payments' })] }]));
     const paused = await runUntilPause(newRun(), d);
