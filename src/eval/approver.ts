@@ -10,7 +10,9 @@
  * approver rejects what nobody asked for.
  *
  * With rules `measure`, no rule decides: every gated call is asked of people, and each record says whether
- * a rule would have allowed it (the "not needed (rule)" count).
+ * a rule would have allowed it (the "not needed (rule)" count). A call the script does not cover is then
+ * decided by the person as its rule would have (approved when allowed, rejected with the rule's reason
+ * when denied), so the two modes differ in who was asked, not in what happened.
  */
 import type { Policy } from '../config/policy.js';
 import { argsHash } from '../loop/hash.js';
@@ -227,7 +229,18 @@ function personDecides(
       }),
     ],
   });
-  if (!rule) return rejected(first, UNEXPECTED_CALL_REASON);
+  if (!rule) {
+    // Measuring: a call the script does not cover is decided as its rule would have, so only who decided
+    // differs from enforcing (a person, counted), not what happened.
+    if (gate.kind === 'allow') {
+      return {
+        decision: decisionOf(original, call, edit, { kind: 'approved', by: first }),
+        records: [asked({ decision: 'approved', decidedBy: 'person', by: first })],
+      };
+    }
+    if (gate.kind === 'deny') return rejected(first, `denied by ${gate.rule.label}: ${gate.reason}`);
+    return rejected(first, UNEXPECTED_CALL_REASON);
+  }
   switch (rule.decide) {
     case 'reject':
       return rejected(first, rule.reason);

@@ -9,9 +9,10 @@
  * summary carries the count of replies it stands for (`[oracle: N replies summarised]`), so the step
  * after a compaction is the same as without one.
  */
+
+import { isSummaryRequest } from '../loop/compaction.js';
 import { ModelError } from '../loop/errors.js';
 import type { ModelPort, ModelReply } from '../loop/types.js';
-import { isSummaryRequest } from '../loop/compaction.js';
 import { fillPlaceholders } from './merge.js';
 import type { OracleStep } from './task-schema.js';
 

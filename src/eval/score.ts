@@ -15,10 +15,13 @@ import type { CallRecord, Transcript } from './transcript.js';
 
 const clip = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);
 
+const text = (args: unknown) => (typeof args === 'string' ? args : JSON.stringify(args));
+
+/** `[deployer] run_action {…} → succeeded, as edited: {…}`: who called, what, what came of it. */
 function callLine(c: CallRecord): string {
-  const args = typeof c.args === 'string' ? c.args : JSON.stringify(c.args);
   const end = c.outcome ?? (c.ok ? 'ok' : (c.code ?? 'failed'));
-  return `${c.tool} ${clip(args, 200)} → ${end}`;
+  const edited = c.editedArgs === undefined ? '' : `, as edited: ${clip(text(c.editedArgs), 200)}`;
+  return `${c.agent ? `[${c.agent}] ` : ''}${c.tool} ${clip(text(c.args), 200)} → ${end}${edited}`;
 }
 
 export function metricsOf(task: LoadedTask, t: Transcript): TrialMetrics {
