@@ -120,7 +120,9 @@ describe('npm run eval with the oracle', () => {
     expect(run.out.text).toMatch(/edit-page-severity\s+1\/1/);
     const edited = (await lines(join(out, 'results.jsonl'))).find((r) => r.task === 'edit-page-severity');
     expect(edited?.calls).toEqual([
-      expect.stringMatching(/^page_oncall \{.*"severity":"critical"\} → succeeded, as edited: \{.*"severity":"warning"/),
+      expect.stringMatching(
+        /^page_oncall \{.*"severity":"critical"\} → succeeded, as edited: \{.*"severity":"warning"/,
+      ),
     ]);
     const log = (await readFile(join(out, 'eval.log'), 'utf8'))
       .trim()
@@ -183,7 +185,11 @@ describe('npm run eval with the oracle', () => {
     expect(measure.out.text).toContain('policy rules measured (every gated call asked)');
     const measured = reportSchema.parse(JSON.parse(await readFile(join(measureOut, 'report.json'), 'utf8')));
     expect(measured.rules).toBe('measure');
-    expect(measured.models[0]?.stats).toMatchObject({ approvalsAsked: 2, approvalsByRule: 0, notNeededRule: 1 });
+    expect(measured.models[0]?.stats).toMatchObject({
+      approvalsAsked: 2,
+      approvalsByRule: 0,
+      notNeededRule: 1,
+    });
     // The same things happened (the person decided as the rules would), only who was asked differs.
     const records = await lines(join(measureOut, 'results.jsonl'));
     const allowed = records.find((r) => r.task === 'rule-allows-staging-restart')!;

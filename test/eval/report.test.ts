@@ -93,7 +93,9 @@ describe('the report', () => {
   });
 
   it('renders tables: approvals asked, decided by rule, not needed (task/rule), and the rules mode', () => {
-    const text = renderReport(report('m', { a: [true, false, false] }, { approvalsByRule: 2, notNeededRule: 1 }));
+    const text = renderReport(
+      report('m', { a: [true, false, false] }, { approvalsByRule: 2, notNeededRule: 1 }),
+    );
     expect(text).toMatch(
       /^m\s+1\s+33%\s+0%\s+\$0\.03\s+\$0\.01\s+2\.0\s+100\/10\s+1\.0s\s+3\s+6\s+0\/3\s+0\s+0\s+completed 3$/m,
     );

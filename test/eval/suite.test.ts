@@ -122,7 +122,9 @@ oracle: [{ answer: hi }]
           expect.stringMatching(/^g\.yaml \| task id ok-task is used twice/),
           'i.yaml: agentOracles.logs | no such agent in policy.agents',
           expect.stringMatching(/^j\.yaml: policy: agents\.logs\.description \| required/),
-          expect.stringMatching(/^h\.yaml: policy: rules\.run_action\[0\]\.outcome \| allow runs run_action calls without a person/),
+          expect.stringMatching(
+            /^h\.yaml: policy: rules\.run_action\[0\]\.outcome \| allow runs run_action calls without a person/,
+          ),
         ]),
       );
     } finally {
