@@ -286,9 +286,3 @@ function personDecides(
 export function decideCall(ctx: ApprovalContext, call: GatedCall): CallVerdict {
   return decideRound(ctx, call, call, 1, undefined);
 }
-
-/** The first rule's voter, for tests and docs: who decides a call of `tool` when a task names nobody. */
-export function defaultApprover(policy: Policy, tool: string, requester: string): string {
-  const ask = defaultAsk(policy, tool);
-  return defaultVoters(ask, requester)[0] ?? 'U0APPROVER';
-}
