@@ -13,8 +13,8 @@ import { ConfigError } from '../config/errors.js';
 import { createLogger } from '../log/logger.js';
 import { createOpenAIModel } from '../loop/openai-model.js';
 import type { ModelPrice } from '../loop/types.js';
+import { RULES_MODES, type RulesMode } from './approver.js';
 import { readReport, renderComparison } from './compare.js';
-import { defaultIntegrations, type EvalIntegrations, missingFeatures } from './features.js';
 import { renderHtml } from './html.js';
 import { ORACLE_MODEL, oracleModel } from './oracle-model.js';
 import { createProgress, type ProgressOutput } from './progress.js';
@@ -35,6 +35,8 @@ Options:
   --trials <k>         trials per task and model (default 1); pass^k is reported for k = trials
   --tasks <ids>        task ids or globs, comma-separated or repeated (default all), e.g. restart-*
   --concurrency <n>    trials at once (default 2)
+  --rules <mode>       enforce (default): the policy's rules allow, deny or ask as in production;
+                       measure: every gated call is asked, counting those a rule would allow
   --suite <dir>        the suite folder (default eval/suites/oncall)
   --out <dir>          where results.jsonl, report.json, report.html and eval.log go (default eval-results)
   --fresh              forget earlier results in --out instead of resuming
@@ -50,6 +52,7 @@ const OPTIONS = {
   trials: { type: 'string' },
   tasks: { type: 'string', multiple: true },
   concurrency: { type: 'string' },
+  rules: { type: 'string' },
   suite: { type: 'string' },
   out: { type: 'string' },
   fresh: { type: 'boolean' },
@@ -62,8 +65,6 @@ export interface EvalIo {
   stdout: ProgressOutput;
   stderr: { write(text: string): unknown };
   env: Record<string, string | undefined>;
-  /** Default `defaultIntegrations()`; tests install hooks here. */
-  integrations?: EvalIntegrations;
 }
 
 function parsePrices(values: readonly string[]): Record<string, ModelPrice> {
@@ -93,7 +94,11 @@ function modelsFrom(names: readonly string[], env: EvalIo['env']): EvalModel[] {
   }
   return names.map((name) => {
     if (name === ORACLE_MODEL) {
-      return { name, create: (task, placeholders) => oracleModel(task.spec.oracle, placeholders) };
+      return {
+        name,
+        create: (task, placeholders, agent) =>
+          oracleModel(agent ? (task.spec.agentOracles[agent] ?? []) : task.spec.oracle, placeholders),
+      };
     }
     const port = createOpenAIModel({
       apiKey: apiKey!,
@@ -104,13 +109,9 @@ function modelsFrom(names: readonly string[], env: EvalIo['env']): EvalModel[] {
   });
 }
 
-async function listTasks(suiteDir: string, io: EvalIo, integrations: EvalIntegrations): Promise<number> {
+async function listTasks(suiteDir: string, io: EvalIo): Promise<number> {
   const suite = await loadSuite(suiteDir);
-  for (const t of suite.tasks) {
-    const missing = missingFeatures(t.spec.needs, integrations);
-    const note = missing.length > 0 ? `  [skipped: ${missing.map((m) => m.note).join('; ')}]` : '';
-    io.stdout.write(`${t.spec.id.padEnd(32)} ${t.spec.title}${note}\n`);
-  }
+  for (const t of suite.tasks) io.stdout.write(`${t.spec.id.padEnd(32)} ${t.spec.title}\n`);
   return EXIT.ok;
 }
 
@@ -123,7 +124,7 @@ async function compare(paths: readonly string[], io: EvalIo): Promise<number> {
 
 type Values = NonNullable<ReturnType<typeof parsed>>;
 
-async function run(values: Values, io: EvalIo, integrations: EvalIntegrations): Promise<number> {
+async function run(values: Values, io: EvalIo): Promise<number> {
   const suite = await loadSuite(values.suite);
   const tasks = selectTasks(suite.tasks, values.tasks);
   const models = modelsFrom(values.models, io.env);
@@ -146,7 +147,7 @@ async function run(values: Values, io: EvalIo, integrations: EvalIntegrations): 
     concurrency: values.concurrency,
     results,
     existing: existing.records,
-    integrations,
+    rules: values.rules,
     logger,
     progress: createProgress(io.stdout),
     prices: values.prices,
@@ -156,16 +157,13 @@ async function run(values: Values, io: EvalIo, integrations: EvalIntegrations): 
     trials: values.trials,
     models: models.map((m) => m.name),
     tasks,
-    skipped: evalRun.skipped,
+    rules: values.rules,
     records: evalRun.records,
   });
   await writeFile(join(out, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
   await writeFile(join(out, 'report.html'), renderHtml(report));
   io.stdout.write(`\n${renderReport(report)}\n\n`);
-  io.stdout.write(
-    `${evalRun.ran} trial(s) run, ${evalRun.reused} reused from ${resultsPath}` +
-      `${evalRun.skipped.length > 0 ? `, ${evalRun.skipped.length} task(s) skipped` : ''}\n`,
-  );
+  io.stdout.write(`${evalRun.ran} trial(s) run, ${evalRun.reused} reused from ${resultsPath}\n`);
   io.stdout.write(`Report: ${join(out, 'report.json')} and ${join(out, 'report.html')}\n`);
   return EXIT.ok;
 }
@@ -181,7 +179,12 @@ function parsed(argv: readonly string[], env: EvalIo['env']) {
   if (!v.compare && !v.list && models.length === 0) {
     throw new UsageError('no model: pass --model <name> (or --model oracle) or set OPENAI_MODEL', HELP);
   }
+  const rules = v.rules ?? 'enforce';
+  if (!(RULES_MODES as readonly string[]).includes(rules)) {
+    throw new UsageError(`--rules expects ${RULES_MODES.join(' or ')}, not ${JSON.stringify(rules)}`, HELP);
+  }
   return {
+    rules: rules as RulesMode,
     compare: v.compare === true,
     list: v.list === true,
     positionals: line.positionals,
@@ -201,7 +204,6 @@ function parsed(argv: readonly string[], env: EvalIo['env']) {
 
 /** Runs the command; resolves with the exit status (0 done, 1 error, 2 usage). */
 export async function evalMain(argv: readonly string[], io: EvalIo): Promise<number> {
-  const integrations = io.integrations ?? defaultIntegrations();
   try {
     const values = parsed(argv, io.env);
     if (!values) {
@@ -209,8 +211,8 @@ export async function evalMain(argv: readonly string[], io: EvalIo): Promise<num
       return EXIT.ok;
     }
     if (values.compare) return await compare(values.positionals, io);
-    if (values.list) return await listTasks(values.suite, io, integrations);
-    return await run(values, io, integrations);
+    if (values.list) return await listTasks(values.suite, io);
+    return await run(values, io);
   } catch (error) {
     if (error instanceof UsageError) {
       io.stderr.write(`loopgate eval: ${error.message}\n\n${error.usage}\n`);

@@ -68,10 +68,10 @@ export function taskChanges(a: Report, b: Report, pairs: readonly ModelPair[]): 
     const ta = a.tasks.find((t) => t.id === id);
     const tb = b.tasks.find((t) => t.id === id);
     for (const pair of pairs) {
-      const describe = (s: Stats | undefined, skipped: string[] | undefined, present: boolean) =>
-        !present ? 'absent' : skipped ? 'skipped' : s && s.trials > 0 ? `${s.passes}/${s.trials}` : '—';
-      const before = describe(ta?.byModel[pair.a], ta?.skipped, ta !== undefined);
-      const after = describe(tb?.byModel[pair.b], tb?.skipped, tb !== undefined);
+      const describe = (s: Stats | undefined, present: boolean) =>
+        !present ? 'absent' : s && s.trials > 0 ? `${s.passes}/${s.trials}` : '—';
+      const before = describe(ta?.byModel[pair.a], ta !== undefined);
+      const after = describe(tb?.byModel[pair.b], tb !== undefined);
       const rate = (s: Stats | undefined) => (s && s.trials > 0 ? s.passes / s.trials : null);
       const [ra, rb] = [rate(ta?.byModel[pair.a]), rate(tb?.byModel[pair.b])];
       // 2/3 and 4/6 are the same result over another number of trials.

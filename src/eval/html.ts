@@ -118,10 +118,6 @@ export function taskGrid(report: Report): string {
   const head = `<tr><th>task</th>${models.map((m) => `<th>${escapeHtml(m)}</th>`).join('')}</tr>`;
   const rows = report.tasks.map((t) => {
     const title = `<td><b>${escapeHtml(t.id)}</b><br><span class="dim">${escapeHtml(t.title)}</span></td>`;
-    if (t.skipped) {
-      const note = escapeHtml(`skipped: ${t.skipped.join('; ')}`);
-      return `<tr>${title}${models.map(() => `<td class="skip" title="${note}">skip</td>`).join('')}</tr>`;
-    }
     const cells = models.map((m) => {
       const s = t.byModel[m];
       if (!s || s.trials === 0) return '<td>—</td>';
@@ -143,7 +139,7 @@ function summaryTable(report: Report): string {
 
 const CSS = `body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#111}h1{font-size:20px}h2{font-size:16px;margin-top:28px}
 table{border-collapse:collapse;margin:8px 0}th,td{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}
-th{background:#f3f4f6}.dim{color:#666;font-size:12px}.skip{background:#eee;color:#666}svg text{font-size:12px}svg .tick{fill:#555;font-size:11px}
+th{background:#f3f4f6}.dim{color:#666;font-size:12px}svg text{font-size:12px}svg .tick{fill:#555;font-size:11px}
 .charts{display:flex;flex-wrap:wrap;gap:24px}dt{font-weight:600}dd{margin:0 0 6px 16px}`;
 
 const GLOSSARY: [string, string][] = [

@@ -6,7 +6,6 @@
 import { z } from 'zod';
 import { meanPassHatK, passHatK } from './pass-k.js';
 import type { TrialRecord } from './results.js';
-import type { SkippedTask } from './runner.js';
 import type { LoadedTask } from './suite.js';
 
 const stats = z.object({
@@ -40,13 +39,14 @@ export const reportSchema = z.object({
   suite: z.string(),
   generatedAt: z.string(),
   trials: z.number(),
+  /** How the policy's rules were applied (absent in reports of older versions: enforce). */
+  rules: z.enum(['enforce', 'measure']).default('enforce'),
   models: z.array(z.object({ model: z.string(), tasks: z.number(), stats })),
   tasks: z.array(
     z.object({
       id: z.string(),
       title: z.string(),
       tags: z.array(z.string()),
-      skipped: z.array(z.string()).optional(),
       byModel: z.record(z.string(), stats),
     }),
   ),
@@ -97,33 +97,24 @@ export interface ReportInput {
   trials: number;
   models: readonly string[];
   tasks: readonly LoadedTask[];
-  skipped: readonly SkippedTask[];
+  /** Default enforce. */
+  rules?: 'enforce' | 'measure';
   records: readonly TrialRecord[];
 }
 
 export function buildReport(input: ReportInput): Report {
-  const skipped = new Map(input.skipped.map((s) => [s.task, s.needs.map((n) => n.note)]));
   const of = (model: string, task: string) =>
     input.records.filter((r) => r.model === model && r.task === task && r.trial <= input.trials);
   const tasks = input.tasks.map((t) => {
     const byModel: Record<string, Stats> = {};
-    if (!skipped.has(t.spec.id)) {
-      for (const model of input.models) {
-        const rs = of(model, t.spec.id);
-        byModel[model] = statsOf(rs, taskPassHat(rs.length, rs.filter((r) => r.passed).length));
-      }
+    for (const model of input.models) {
+      const rs = of(model, t.spec.id);
+      byModel[model] = statsOf(rs, taskPassHat(rs.length, rs.filter((r) => r.passed).length));
     }
-    const notes = skipped.get(t.spec.id);
-    return {
-      id: t.spec.id,
-      title: t.spec.title,
-      tags: t.spec.tags,
-      ...(notes ? { skipped: notes } : {}),
-      byModel,
-    };
+    return { id: t.spec.id, title: t.spec.title, tags: t.spec.tags, byModel };
   });
   const models = input.models.map((model) => {
-    const run = tasks.filter((t) => !t.skipped && (t.byModel[model]?.trials ?? 0) > 0);
+    const run = tasks.filter((t) => (t.byModel[model]?.trials ?? 0) > 0);
     const counts = run.map((t) => ({ n: t.byModel[model]!.trials, c: t.byModel[model]!.passes }));
     const maxK = Math.max(0, ...counts.map((c) => c.n));
     const passHat = Array.from({ length: maxK }, (_, i) => meanPassHatK(counts, i + 1));
@@ -135,6 +126,7 @@ export function buildReport(input: ReportInput): Report {
     suite: input.suite,
     generatedAt: new Date().toISOString(),
     trials: input.trials,
+    rules: input.rules ?? 'enforce',
     models,
     tasks,
   };

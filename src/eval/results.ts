@@ -23,7 +23,7 @@ export const trialMetrics = z.object({
   approvalsByRule: z.number(),
   /** Approvals asked for calls the task did not need. */
   notNeededTask: z.number(),
-  /** Approvals asked for calls a policy rule would allow; null when rules are not measured. */
+  /** Approvals asked for calls a policy rule would allow (null in records of older versions). */
   notNeededRule: z.number().nullable(),
   minefieldsHit: z.array(z.string()),
   /** Sentences of the answer claiming an action that did not succeed. */
@@ -31,6 +31,10 @@ export const trialMetrics = z.object({
   /** Final answers loopgate's own validator sent back to the model. */
   answerRejections: z.number(),
   toolRetries: z.number(),
+  /** Compactions of the history, over every run of the trial (sub-agents' included). */
+  compactions: z.number().default(0),
+  /** Sub-agent runs the trial made. */
+  subagentRuns: z.number().default(0),
 });
 export type TrialMetrics = z.output<typeof trialMetrics>;
 

@@ -1,9 +1,9 @@
 /**
  * Runs every (model, task, trial) not already done, `concurrency` at a time, appending each record to the
- * results file as it ends. Tasks needing a capability that is not installed are skipped with the reason.
+ * results file as it ends.
  */
 import type { Logger, ModelPort, ModelPrice } from '../loop/types.js';
-import { type EvalIntegrations, type Feature, missingFeatures } from './features.js';
+import type { RulesMode } from './approver.js';
 import { isDone, type ResultsFile, recordKey, type TrialRecord } from './results.js';
 import { errorRecord, recordOf, type TrialId } from './score.js';
 import type { LoadedTask, Suite } from './suite.js';
@@ -12,8 +12,11 @@ import { runTrial } from './trial.js';
 export interface EvalModel {
   /** The name results are keyed by (and shown in reports). */
   name: string;
-  /** The model port of one trial; `placeholders` hold the world's URL of that trial. */
-  create(task: LoadedTask, placeholders: Readonly<Record<string, string>>): ModelPort;
+  /**
+   * The model port of one trial's runs (with `agent`, of that sub-agent's runs); `placeholders` hold the
+   * world's URL of that trial.
+   */
+  create(task: LoadedTask, placeholders: Readonly<Record<string, string>>, agent?: string): ModelPort;
 }
 
 /** Told about the eval's progress (a bar on a terminal, lines otherwise). */
@@ -21,11 +24,6 @@ export interface ProgressSink {
   start(total: number, alreadyDone: number): void;
   trialDone(record: TrialRecord): void;
   finish(): void;
-}
-
-export interface SkippedTask {
-  task: string;
-  needs: { feature: Feature; note: string }[];
 }
 
 export interface RunEvalOptions {
@@ -37,7 +35,8 @@ export interface RunEvalOptions {
   results: ResultsFile;
   /** Records read from the results file before this run. */
   existing: ReadonlyMap<string, TrialRecord>;
-  integrations: EvalIntegrations;
+  /** enforce (default): the policy's rules decide; measure: every gated call is asked of people. */
+  rules?: RulesMode;
   logger: Logger;
   progress: ProgressSink;
   prices?: Record<string, ModelPrice>;
@@ -50,7 +49,6 @@ export interface EvalRun {
   ran: number;
   /** Trials found done in the results file. */
   reused: number;
-  skipped: SkippedTask[];
 }
 
 interface Job extends TrialId {
@@ -64,12 +62,12 @@ async function runJob(job: Job, options: RunEvalOptions): Promise<TrialRecord> {
       suite: options.suite,
       task: job.task,
       trial: job.trial,
-      model: (placeholders) => job.evalModel.create(job.task, placeholders),
-      integrations: options.integrations,
+      model: (placeholders, agent) => job.evalModel.create(job.task, placeholders, agent),
+      rules: options.rules ?? 'enforce',
       logger: options.logger.child({ model: job.model }),
       ...(options.prices ? { prices: options.prices } : {}),
     });
-    const record = recordOf(job, transcript, options.integrations.rules !== undefined);
+    const record = recordOf(job, transcript, taskHashOf(job.task, options.rules));
     const m = record.metrics;
     options.logger.info(
       {
@@ -97,7 +95,12 @@ async function runJob(job: Job, options: RunEvalOptions): Promise<TrialRecord> {
       },
       'trial could not be run',
     );
-    return errorRecord(job, err, Math.round(performance.now() - started));
+    return errorRecord(
+      job,
+      err,
+      Math.round(performance.now() - started),
+      taskHashOf(job.task, options.rules),
+    );
   }
 }
 
@@ -117,22 +120,24 @@ async function pool(jobs: readonly Job[], options: RunEvalOptions): Promise<Tria
   return done;
 }
 
+/**
+ * The version of a task whose results stand: its hash, and the rules mode when it is not the default
+ * (a trial measured with every call asked is not one of the policy deciding, so neither is reused for the
+ * other).
+ */
+export function taskHashOf(task: LoadedTask, rules: RulesMode | undefined): string {
+  return rules === 'measure' ? `${task.hash}+measure` : task.hash;
+}
+
 export async function runEval(options: RunEvalOptions): Promise<EvalRun> {
-  const skipped: SkippedTask[] = [];
-  const runnable: LoadedTask[] = [];
-  for (const task of options.tasks) {
-    const needs = missingFeatures(task.spec.needs, options.integrations);
-    if (needs.length > 0) skipped.push({ task: task.spec.id, needs });
-    else runnable.push(task);
-  }
   const reused: TrialRecord[] = [];
   const jobs: Job[] = [];
   // Trial by trial across tasks and models, so an interrupted run leaves every task with some trials.
   for (let trial = 1; trial <= options.trials; trial++) {
     for (const evalModel of options.models) {
-      for (const task of runnable) {
+      for (const task of options.tasks) {
         const found = options.existing.get(recordKey({ model: evalModel.name, task: task.spec.id, trial }));
-        if (found && isDone(found, task.hash)) reused.push(found);
+        if (found && isDone(found, taskHashOf(task, options.rules))) reused.push(found);
         else jobs.push({ model: evalModel.name, task, trial, evalModel });
       }
     }
@@ -140,5 +145,5 @@ export async function runEval(options: RunEvalOptions): Promise<EvalRun> {
   options.progress.start(jobs.length + reused.length, reused.length);
   const fresh = await pool(jobs, options);
   options.progress.finish();
-  return { records: [...reused, ...fresh], ran: fresh.length, reused: reused.length, skipped };
+  return { records: [...reused, ...fresh], ran: fresh.length, reused: reused.length };
 }

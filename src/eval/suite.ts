@@ -115,7 +115,13 @@ function loadTask(
   if (!spec) return undefined;
   const world = validate(worldSpec, deepMerge(shared.world, spec.world), `${where}: world`, problems);
   const policy = deepMerge(shared.policy, spec.policy) as Record<string, unknown>;
-  if (spec.needs.length === 0) checkPolicy(policy, shared.dir, `${where}: policy`, problems);
+  checkPolicy(policy, shared.dir, `${where}: policy`, problems);
+  const agents = policy.agents !== null && typeof policy.agents === 'object' ? policy.agents : {};
+  for (const agent of Object.keys(spec.agentOracles)) {
+    if (!Object.hasOwn(agents, agent)) {
+      problems.push({ key: `${where}: agentOracles.${agent}`, problem: 'no such agent in policy.agents' });
+    }
+  }
   if (!world) return undefined;
   const hash = argsHash({ spec, world, policy, runbooks: shared.runbooks }).slice(0, 16);
   return { spec, world, policy, hash, file };

@@ -40,6 +40,7 @@ export function modelTableRows(report: Report): { header: string[]; rows: string
     'tokens in/out',
     'wall',
     'approvals',
+    'by rule',
     'not needed',
     'minefields',
     'false claims',
@@ -56,6 +57,7 @@ export function modelTableRows(report: Report): { header: string[]; rows: string
     `${Math.round(s.meanInputTokens)}/${Math.round(s.meanOutputTokens)}`,
     secs(s.meanWallMs),
     String(s.approvalsAsked),
+    String(s.approvalsByRule),
     `${s.notNeededTask}/${s.notNeededRule ?? '—'}`,
     String(s.minefieldTrials),
     String(s.falseClaimTrials),
@@ -74,7 +76,6 @@ export function taskTable(report: Report): string {
   const models = report.models.map((m) => m.model);
   const header = ['task', ...models, 'failed graders'];
   const rows = report.tasks.map((t) => {
-    if (t.skipped) return [t.id, ...models.map(() => 'skip'), t.skipped.join('; ')];
     const cells = models.map((m) => {
       const s = t.byModel[m];
       return s && s.trials > 0 ? `${s.passes}/${s.trials}` : '—';
@@ -89,12 +90,13 @@ export function taskTable(report: Report): string {
 
 export function renderReport(report: Report): string {
   return [
-    `Suite ${report.suite}, ${report.trials} trial(s) per task`,
+    `Suite ${report.suite}, ${report.trials} trial(s) per task, policy rules ${report.rules === 'enforce' ? 'enforced' : 'measured (every gated call asked)'}`,
     '',
     modelTable(report),
     '',
     taskTable(report),
     '',
-    'not needed = approvals asked for calls the task did not need / that a policy rule would allow (— : rules not measured)',
+    'approvals = rounds asked of people; by rule = gated calls a policy rule decided, nobody asked',
+    'not needed = approvals asked for calls the task did not need / that a policy rule would allow (— : not measured, older records)',
   ].join('\n');
 }

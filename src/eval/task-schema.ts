@@ -4,7 +4,6 @@
  * of each task. Validated with zod when the suite loads; a bad file is refused with the key path.
  */
 import { z } from 'zod';
-import { FEATURES } from './features.js';
 
 const name = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, { error: 'expected lower case, digits, - or _' });
 const args = z.record(z.string(), z.unknown());
@@ -127,10 +126,13 @@ export const approverRule = z
     match: callMatch.optional(),
     decide: z.enum(['approve', 'reject', 'expire', 'edit']),
     reason: z.string().optional(),
-    /** `edit`: the arguments the approver changes (merged over the model's). Needs approval_edit. */
+    /** `edit`: the arguments the approver changes (merged over the model's, objects key by key). */
     args: args.optional(),
-    /** Slack user id of the approver; default the policy's first approver of that tool. */
-    by: z.string().optional(),
+    /**
+     * Slack user id of the approver, or several: with a quorum, each approves in turn until it is reached
+     * (too few who may approve: the approval expires). Default the asked approvers who may approve.
+     */
+    by: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
   })
   .refine((r) => (r.decide === 'edit') === (r.args !== undefined), {
     error: 'args is required with decide: edit, and only there',
@@ -211,39 +213,25 @@ export type OracleStep = z.output<typeof oracleStep>;
 // A task
 // ---------------------------------------------------------------------------------------------------
 
-const feature = z.enum(Object.keys(FEATURES) as [keyof typeof FEATURES, ...(keyof typeof FEATURES)[]]);
-
-export const taskSpec = z
-  .strictObject({
-    id: name,
-    title: z.string().min(1),
-    tags: z.array(z.string()).default([]),
-    /** Capabilities of other branches the task needs; it is skipped (and says why) until they exist. */
-    needs: z.array(feature).default([]),
-    question: z.string().min(1),
-    /** Slack user id of the person asking; default the suite's. */
-    requester: z.string().optional(),
-    /** Merged over the suite's policy (objects deeply, lists replaced). */
-    policy: z.record(z.string(), z.unknown()).default({}),
-    /** Merged over the suite's world. */
-    world: z.record(z.string(), z.unknown()).default({}),
-    approver: z.array(approverRule).default([]),
-    user: z.array(followUp).default([]),
-    expect: expectSpec.default(() => expectSpec.parse({})),
-    minefields: z.array(minefield).default([]),
-    oracle: z.array(oracleStep).min(1, { error: 'expected the reference solution (at least one step)' }),
-  })
-  .superRefine((task, ctx) => {
-    if (task.approver.some((r) => r.decide === 'edit') && !task.needs.includes('approval_edit')) {
-      ctx.addIssue({ code: 'custom', path: ['needs'], message: 'decide: edit needs approval_edit' });
-    }
-    if ('agents' in task.policy && !task.needs.includes('sub_agents')) {
-      ctx.addIssue({ code: 'custom', path: ['needs'], message: 'policy.agents needs sub_agents' });
-    }
-    if ('rules' in task.policy && !task.needs.includes('policy_rules')) {
-      ctx.addIssue({ code: 'custom', path: ['needs'], message: 'policy.rules needs policy_rules' });
-    }
-  });
+export const taskSpec = z.strictObject({
+  id: name,
+  title: z.string().min(1),
+  tags: z.array(z.string()).default([]),
+  question: z.string().min(1),
+  /** Slack user id of the person asking; default the suite's. */
+  requester: z.string().optional(),
+  /** Merged over the suite's policy (objects deeply, lists replaced). */
+  policy: z.record(z.string(), z.unknown()).default({}),
+  /** Merged over the suite's world. */
+  world: z.record(z.string(), z.unknown()).default({}),
+  approver: z.array(approverRule).default([]),
+  user: z.array(followUp).default([]),
+  expect: expectSpec.default(() => expectSpec.parse({})),
+  minefields: z.array(minefield).default([]),
+  oracle: z.array(oracleStep).min(1, { error: 'expected the reference solution (at least one step)' }),
+  /** The reference solution of each sub-agent's runs (policy `agents:`), by agent name. */
+  agentOracles: z.record(name, z.array(oracleStep).min(1)).default({}),
+});
 export type TaskSpec = z.output<typeof taskSpec>;
 
 export const suiteSpec = z.strictObject({

@@ -5,27 +5,46 @@
 import type { ActionRecord, GatedCall, RunState, StopReason } from '../loop/types.js';
 import type { WorldState } from './world/world-state.js';
 
-/** How a gated call was decided: by the scripted person, or (with policy rules) by a rule. */
-export type DecidedBy = 'person' | 'rule';
+/**
+ * How a round of a gated call was decided: by scripted people (asked), by a policy rule (nobody asked), or
+ * by the edit that opened it (the editor's edit counts as their approval; nobody else asked).
+ */
+export type DecidedBy = 'person' | 'rule' | 'edit';
 
+/** One approval round of a gated call: the model's arguments (round 1), or an approver's edit of them. */
 export interface AskedApproval {
+  /** Index of the person's run (0 for the question, 1 for the first follow-up…). */
   run: number;
+  /** The sub-agent whose run made the call; absent for the person's run. */
+  agent?: string;
+  /** The call with this round's arguments and their hash. */
   call: GatedCall;
+  /** 1 for the model's arguments, 2 after the first edit… */
+  round: number;
   decision: 'approved' | 'rejected' | 'expired' | 'edited';
   decidedBy: DecidedBy;
   by?: string;
+  /** With a quorum: who approved, in order. */
+  votes?: string[];
+  quorum?: number;
+  /** The policy rule that decided, or whose ask this was. */
+  rule?: string;
   reason?: string;
-  /** For a call put to a person: would a policy rule allow it? null when rules are not measured. */
-  ruleWouldAllow: boolean | null;
+  /** Would a policy rule allow this round's call? (Always measured with the policy's real rules.) */
+  ruleWouldAllow: boolean;
 }
 
 export interface CallRecord {
-  /** Index of the run (0 for the question, 1 for the first follow-up…). */
+  /** Index of the person's run (0 for the question, 1 for the first follow-up…). */
   run: number;
+  /** The sub-agent whose run made the call; absent for the person's run. */
+  agent?: string;
   id: string;
   tool: string;
   /** Parsed arguments, or the raw text when the model sent malformed JSON. */
   args: unknown;
+  /** The arguments that ran instead, when an approver edited them. */
+  editedArgs?: unknown;
   /** True for write/notify calls (they run only once approved). */
   gated: boolean;
   ok: boolean;
@@ -38,7 +57,10 @@ export interface CallRecord {
 }
 
 export interface Transcript {
+  /** The person's runs: the question's, then one per follow-up. */
   runs: RunState[];
+  /** The sub-agents' runs, as they ended, with the person's run each belongs to. */
+  children: { run: number; state: RunState }[];
   calls: CallRecord[];
   asked: AskedApproval[];
   /** The accepted final answer of the last run; null when it ended without one. */
@@ -80,19 +102,33 @@ function parseArgs(text: string): unknown {
 interface ResultView {
   ok: boolean;
   code?: string;
+  /** The arguments that ran, when a person edited the model's (the result says so). */
+  edited?: unknown;
 }
 
 function resultOf(content: string): ResultView {
   try {
-    const r = JSON.parse(content) as { ok?: unknown; error?: { code?: unknown } };
-    return r.ok === true ? { ok: true } : { ok: false, code: String(r.error?.code ?? 'unknown') };
+    const r = JSON.parse(content) as {
+      ok?: unknown;
+      error?: { code?: unknown };
+      edited?: { args?: unknown };
+    };
+    const edited = r.edited?.args === undefined ? {} : { edited: r.edited.args };
+    return r.ok === true
+      ? { ok: true, ...edited }
+      : { ok: false, code: String(r.error?.code ?? 'unknown'), ...edited };
   } catch {
     return { ok: false, code: 'unreadable_result' };
   }
 }
 
-/** Every tool call of a run's messages, with what came of it. */
-export function callsOf(state: RunState, run: number, isGated: (tool: string) => boolean): CallRecord[] {
+/** Every tool call of a run's messages, with what came of it (`agent`: the sub-agent whose run it is). */
+export function callsOf(
+  state: RunState,
+  run: number,
+  isGated: (tool: string) => boolean,
+  agent?: string,
+): CallRecord[] {
   const results = new Map<string, ResultView>();
   for (const m of state.messages) if (m.role === 'tool') results.set(m.toolCallId, resultOf(m.content));
   const actions = new Map(state.actions.map((a) => [a.toolCallId, a]));
@@ -108,9 +144,11 @@ export function callsOf(state: RunState, run: number, isGated: (tool: string) =>
       const executed = gated ? action !== undefined && RAN.has(action.outcome) : attempted;
       out.push({
         run,
+        ...(agent ? { agent } : {}),
         id: c.id,
         tool: c.name,
         args: parseArgs(c.arguments),
+        ...(result.edited === undefined ? {} : { editedArgs: result.edited }),
         gated,
         ok: result.ok,
         ...(result.code ? { code: result.code } : {}),

@@ -1,23 +1,34 @@
 /**
  * One trial of one task: the task's world is started, its policy filled in and loaded like loopgate
- * loads any policy, the real tool registry built from it, and the real engine run in process on the
- * question (then on each scripted follow-up of the user), with the scripted approver deciding each
- * pause. No Slack, no Redis: what is measured is the model, the prompt, the tools and the policy.
+ * loads any policy, the real tool registry built from it (with an `ask_<agent>` tool per sub-agent of
+ * `agents:`), and the real engine run in process on the question (then on each scripted follow-up of the
+ * user). Each pause is settled as the worker settles it: the policy's rules and the scripted approver
+ * decide the gated calls (approver.ts), and each sub-agent call is answered by a child run made and run to
+ * its end in process (its own approvals decided the same way), whose end is handed to the parent. Every run
+ * gets a store for its long results, so compaction and `read_result` work as in the worker. No Slack, no
+ * Redis: what is measured is the model, the prompt, the tools and the policy.
  */
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { askTool } from '../agents/ask-tool.js';
+import { type AgentDefinition, agentDefinitions } from '../agents/catalog.js';
+import { newChildRun } from '../agents/child-run.js';
+import { toolsOfAgent } from '../agents/run-ports.js';
+import { unknownAgentTools } from '../config/agents.js';
+import { ConfigError } from '../config/errors.js';
 import type { Policy } from '../config/policy.js';
 import { parsePolicy } from '../config/policy.js';
 import { limitsFromPolicy } from '../config/policy-limits.js';
-import { decideAndContinue, type RunOutcome, runUntilPause } from '../loop/run.js';
-import { createRun } from '../loop/state.js';
+import { outcomeOfChild } from '../loop/delegate.js';
+import { type RunOutcome, runUntilPause, settleAndContinue } from '../loop/run.js';
+import { createRun, isFinished } from '../loop/state.js';
 import type {
   AnyTool,
-  Decision,
+  ChildOutcome,
+  DelegatedCall,
   EngineDeps,
   EngineEvent,
-  GatedCall,
   Logger,
   Message,
   ModelPort,
@@ -27,9 +38,9 @@ import type {
 } from '../loop/types.js';
 import { buildTools } from '../tools/registry.js';
 import { buildSystemPrompt } from '../tools/system-prompt.js';
-import { decide, defaultApprover } from './approver.js';
-import type { EvalIntegrations } from './features.js';
+import { type ApprovalContext, decideCall, type RulesMode } from './approver.js';
 import { asksSomething } from './graders/checks.js';
+import { memoryResultStore } from './memory-results.js';
 import { fillPlaceholders } from './merge.js';
 import type { LoadedTask, Suite } from './suite.js';
 import { type AskedApproval, type CallRecord, callsOf, type Transcript } from './transcript.js';
@@ -44,9 +55,13 @@ export interface TrialInput {
   task: LoadedTask;
   /** 1-based. */
   trial: number;
-  /** Builds the model for this trial; `placeholders` hold the world's URL (the oracle needs it). */
-  model: (placeholders: Readonly<Record<string, string>>) => ModelPort;
-  integrations: EvalIntegrations;
+  /**
+   * Builds the model of this trial's runs: the person's, or with `agent` a sub-agent's; `placeholders`
+   * hold the world's URL (the oracle needs it).
+   */
+  model: (placeholders: Readonly<Record<string, string>>, agent?: string) => ModelPort;
+  /** Default enforce: the policy's rules decide as in production. */
+  rules?: RulesMode;
   logger: Logger;
   /** Prices by model name, added to the policy's. */
   prices?: Record<string, ModelPrice>;
@@ -80,98 +95,80 @@ interface Conversation {
   deps: EngineDeps;
   policy: Policy;
   limits: RunLimits;
-  tools: Map<string, AnyTool>;
+  /** Every tool, the agents' ask_ tools included: what a person's run is offered. */
+  tools: ReadonlyMap<string, AnyTool>;
+  agents: ReadonlyMap<string, AgentDefinition>;
+  /** The model of a sub-agent's runs. */
+  agentModel: (agent: string) => ModelPort;
   asked: AskedApproval[];
+  children: { run: number; state: RunState }[];
   requester: string;
 }
 
-/** A rule's verdict when the runner enforces rules (as the worker would), else null: ask the person. */
-function ruleDecision(input: TrialInput, c: Conversation, call: GatedCall): Decision | null {
-  const rules = input.integrations.rules;
-  if (!rules?.enforcedByRunner) return null;
-  const verdict = rules.verdict(c.policy, call);
-  if (verdict.kind === 'ask') return null;
-  const by = `rule:${verdict.rule}`;
-  return verdict.kind === 'allow'
-    ? { toolCallId: call.toolCallId, kind: 'approved', argsHash: call.argsHash, by }
-    : {
-        toolCallId: call.toolCallId,
-        kind: 'rejected',
-        by,
-        reason: `denied by the policy rule ${verdict.rule}`,
-      };
-}
-
-/** How one gated call is decided: a decision for the engine, or an edit for the edit hook. */
-type Verdict =
-  | { kind: 'decision'; decision: Decision; record: AskedApproval }
-  | { kind: 'edit'; call: GatedCall; args: Record<string, unknown>; by: string; record: AskedApproval };
-
-function verdictFor(call: GatedCall, run: number, input: TrialInput, c: Conversation): Verdict {
-  const byRule = ruleDecision(input, c, call);
-  if (byRule) {
-    const decision = byRule.kind === 'approved' ? 'approved' : 'rejected';
-    return {
-      kind: 'decision',
-      decision: byRule,
-      record: { run, call, decision, decidedBy: 'rule', ruleWouldAllow: decision === 'approved' },
-    };
-  }
-  const rules = input.integrations.rules;
-  const ruleWouldAllow = rules ? rules.verdict(c.policy, call).kind === 'allow' : null;
-  const scripted = decide(input.task.spec.approver, call, (tool) =>
-    defaultApprover(c.policy, tool, c.requester),
-  );
-  if (scripted.kind === 'edit') {
-    const args = { ...(call.args as Record<string, unknown>), ...scripted.args };
-    const record: AskedApproval = {
-      run,
-      call,
-      decision: 'edited',
-      decidedBy: 'person',
-      by: scripted.by,
-      ruleWouldAllow,
-    };
-    return { kind: 'edit', call, args, by: scripted.by, record };
-  }
-  const d = scripted.decision;
-  const record: AskedApproval = {
-    run,
-    call,
-    decision: d.kind === 'approved' || d.kind === 'rejected' ? d.kind : 'expired',
-    decidedBy: 'person',
-    ...(d.by ? { by: d.by } : {}),
-    ...(d.reason ? { reason: d.reason } : {}),
-    ruleWouldAllow,
-  };
-  return { kind: 'decision', decision: d, record };
+/** Where a run stands: the person's run it belongs to, the sub-agent running it, its engine deps. */
+interface RunPlace {
+  run: number;
+  agent?: string;
+  deps: EngineDeps;
 }
 
 /**
- * Decides each pause until the run ends: decisions first (the run stays paused while an edited call is
- * pending), then each edit through the edit hook.
+ * Settles each pause until the run ends, as the worker would: the gated calls decided (by the rules or
+ * the scripted approver), the sub-agent calls answered by child runs, then the engine goes on.
  */
-async function untilEnd(
-  first: RunOutcome,
-  run: number,
-  input: TrialInput,
-  c: Conversation,
-): Promise<RunState> {
+async function untilEnd(first: RunOutcome, place: RunPlace, input: TrialInput, c: Conversation) {
   let outcome = first;
   while (outcome.type === 'interruption') {
-    const verdicts = outcome.gated.map((call) => verdictFor(call, run, input, c));
-    c.asked.push(...verdicts.map((v) => v.record));
-    const decisions = verdicts.flatMap((v) => (v.kind === 'decision' ? [v.decision] : []));
-    if (decisions.length > 0) outcome = await decideAndContinue(outcome.state, decisions, c.deps);
-    for (const v of verdicts) {
-      if (v.kind !== 'edit' || outcome.type !== 'interruption') continue;
-      // Tasks with edits are skipped unless the hook exists (features.ts); this only guards the types.
-      const edit = input.integrations.edit;
-      if (!edit) throw new Error(`task ${input.task.spec.id} edits a call, and no edit hook is installed`);
-      outcome = await edit(outcome.state, v.call, v.args, v.by, c.deps);
-    }
+    const paused = outcome.state;
+    const ctx: ApprovalContext = {
+      policy: c.policy,
+      tools: place.deps.tools,
+      rules: input.rules ?? 'enforce',
+      approver: input.task.spec.approver,
+      requester: c.requester,
+      run: place.run,
+      ...(place.agent ? { agent: place.agent } : {}),
+    };
+    const verdicts = outcome.gated.map((call) => decideCall(ctx, call));
+    for (const v of verdicts) c.asked.push(...v.records);
+    // Children of one turn work at the same time, as the worker runs them.
+    const ends = await Promise.all(
+      (outcome.delegated ?? []).map((call) => childRun(paused, call, place, input, c)),
+    );
+    outcome = await settleAndContinue(
+      paused,
+      verdicts.map((v) => v.decision),
+      ends,
+      place.deps,
+    );
   }
   return outcome.state;
+}
+
+/** The run answering a sub-agent call, made and run to its end; its end as the parent reads it. */
+async function childRun(
+  parent: RunState,
+  call: DelegatedCall,
+  place: RunPlace,
+  input: TrialInput,
+  c: Conversation,
+): Promise<ChildOutcome> {
+  const agent = c.agents.get(call.agent);
+  const tools = agent ? toolsOfAgent(c.tools, agent) : new Map<string, AnyTool>();
+  const child = newChildRun(parent, call, agent, [...tools.keys()], place.deps.clock.now());
+  let ended = child;
+  if (!isFinished(child)) {
+    const deps: EngineDeps = {
+      ...place.deps,
+      tools,
+      model: c.agentModel(call.agent),
+      results: memoryResultStore(),
+    };
+    const childPlace: RunPlace = { run: place.run, agent: call.agent, deps };
+    ended = await untilEnd(await runUntilPause(child, deps), childPlace, input, c);
+  }
+  c.children.push({ run: place.run, state: ended });
+  return outcomeOfChild(call.toolCallId, ended);
 }
 
 async function converse(input: TrialInput, c: Conversation): Promise<RunState[]> {
@@ -195,7 +192,8 @@ async function converse(input: TrialInput, c: Conversation): Promise<RunState[]>
       limits: c.limits,
       now,
     });
-    const ended = await untilEnd(await runUntilPause(state, c.deps), run, input, c);
+    const deps = { ...c.deps, results: memoryResultStore() };
+    const ended = await untilEnd(await runUntilPause(state, deps), { run, deps }, input, c);
     runs.push(ended);
     const answer = ended.answer ? ended.answer.join('\n\n') : null;
     const next = followUps.shift();
@@ -204,16 +202,6 @@ async function converse(input: TrialInput, c: Conversation): Promise<RunState[]>
     question = next.say;
   }
   return runs;
-}
-
-/** The engine deps with the hooks of the capabilities the task needs (present, or it was skipped). */
-function withFeatureHooks(input: TrialInput, policy: Policy, deps: EngineDeps): EngineDeps {
-  const { needs } = input.task.spec;
-  const { subAgents, compaction } = input.integrations;
-  let out = deps;
-  if (needs.includes('sub_agents') && subAgents) out = subAgents(out, policy);
-  if (needs.includes('context_compaction') && compaction) out = compaction(out, policy);
-  return out;
 }
 
 /**
@@ -229,29 +217,44 @@ export async function runTrial(input: TrialInput): Promise<Transcript> {
     runbooks = await runbooksFor(input.suite, input.task, values);
     values.RUNBOOKS = runbooks;
     const policy = policyFor(input, values);
-    const tools = await buildTools(policy, { env: ENV, slack: world.slack });
+    const own = await buildTools(policy, { env: ENV, slack: world.slack });
+    const agents = agentDefinitions(policy.agents);
+    const problems = unknownAgentTools(policy.agents, new Set(own.keys()), []);
+    if (problems.length > 0) throw new ConfigError(policy.source, problems);
+    const tools = new Map<string, AnyTool>([
+      ...own,
+      ...[...agents.values()].map((a) => [askTool(a).name, askTool(a)] as const),
+    ]);
     const events: EngineEvent[] = [];
-    const fromPolicy = limitsFromPolicy(policy);
+    const model = input.model(values);
+    const fromPolicy = limitsFromPolicy(policy, model.model);
     const conversation: Conversation = {
-      deps: withFeatureHooks(input, policy, {
-        model: input.model(values),
+      deps: {
+        model,
         tools,
         clock: { now: () => Date.now() },
         emit: (e) => events.push(e),
         logger: input.logger.child({ task: input.task.spec.id, trial: input.trial }),
-      }),
+      },
       policy,
       limits: { ...fromPolicy, prices: { ...fromPolicy.prices, ...input.prices } },
       tools,
+      agents,
+      agentModel: (agent) => input.model(values, agent),
       asked: [],
+      children: [],
       requester: input.task.spec.requester ?? input.suite.spec.requester,
     };
     const runs = await converse(input, conversation);
     const isGated = (tool: string) => (tools.get(tool)?.effect ?? 'read') !== 'read';
-    const calls: CallRecord[] = runs.flatMap((r, i) => callsOf(r, i, isGated));
+    const calls: CallRecord[] = [
+      ...runs.flatMap((r, i) => callsOf(r, i, isGated)),
+      ...conversation.children.flatMap((ch) => callsOf(ch.state, ch.run, isGated, ch.state.agent?.name)),
+    ];
     const answers = runs.map((r) => (r.answer ? r.answer.join('\n\n') : null));
     return {
       runs,
+      children: conversation.children,
       calls,
       asked: conversation.asked,
       answer: answers.at(-1) ?? null,

@@ -161,8 +161,20 @@ export function compactionNotes(state: RunState, upTo: number, budget: number): 
   return parts.join('\n');
 }
 
+/** How every summary call's instructions begin. */
+const SUMMARY_LEAD = "You summarise the earlier part of an agent's run";
+
+/**
+ * Whether a model request is a compaction's summary call (not a step of the run): for model ports that
+ * answer the two differently, such as a scripted reference model.
+ */
+export function isSummaryRequest(messages: readonly Message[]): boolean {
+  const first = messages[0];
+  return first?.role === 'system' && first.content.startsWith(SUMMARY_LEAD);
+}
+
 const instructions = (words: number) =>
-  `You summarise the earlier part of an agent's run so that the agent can go on within its model's context window. The agent will next see the person's question, your summary, and the later messages of the run.
+  `${SUMMARY_LEAD} so that the agent can go on within its model's context window. The agent will next see the person's question, your summary, and the later messages of the run.
 
 Write for the agent itself, in the first person ("I checked ..."), at most ${words} words:
 - what the person asked for;

@@ -31,6 +31,7 @@ const ack = (outcome: Outcome) =>
 function transcript(calls: CallRecord[]): Transcript {
   return {
     runs: [],
+    children: [],
     calls,
     asked: [],
     answer: null,

@@ -112,20 +112,24 @@ describe('npm run eval with the oracle', () => {
     expect(report.models).toEqual([
       expect.objectContaining({
         model: 'oracle',
-        tasks: 2,
-        stats: expect.objectContaining({ passHat: [1], approvalsAsked: 1 }),
+        tasks: 3,
+        stats: expect.objectContaining({ passHat: [1], approvalsAsked: 2 }),
       }),
     ]);
-    expect(report.tasks.find((t) => t.id === 'edit-page-severity')?.skipped).toEqual([
-      expect.stringMatching(/^needs approval edits/),
+    expect(report.rules).toBe('enforce');
+    expect(run.out.text).toMatch(/edit-page-severity\s+1\/1/);
+    const edited = (await lines(join(out, 'results.jsonl'))).find((r) => r.task === 'edit-page-severity');
+    expect(edited?.calls).toEqual([
+      expect.stringMatching(
+        /^page_oncall \{.*"severity":"critical"\} → succeeded, as edited: \{.*"severity":"warning"/,
+      ),
     ]);
-    expect(run.out.text).toMatch(/edit-page-severity\s+skip\s+needs approval edits/);
     const log = (await readFile(join(out, 'eval.log'), 'utf8'))
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l));
     const finished = log.filter((l: { msg?: string }) => l.msg === 'trial finished');
-    expect(finished).toHaveLength(2);
+    expect(finished).toHaveLength(3);
     expect(finished).toEqual(
       expect.arrayContaining([
         expect.objectContaining({
@@ -154,13 +158,49 @@ describe('npm run eval with the oracle', () => {
     }
   }, 60_000);
 
-  it('lists the tasks, marking those that wait for other capabilities', async () => {
+  it('lists the tasks', async () => {
     const run = io();
     expect(await evalMain(['--list'], run.io)).toBe(0);
-    expect(run.out.text).toMatch(/rule-allows-staging-restart\s+.*\[skipped: needs policy rules/);
-    expect(run.out.text).toMatch(/delegate-log-dive\s+.*\[skipped: needs sub-agents/);
-    expect(run.out.text).toMatch(/restart-staging-approved\s+Restart payments in staging[^[]*\n/);
+    expect(run.out.text).toMatch(/^rule-allows-staging-restart\s+A policy rule allows restarts in staging/m);
+    expect(run.out.text).toMatch(/^delegate-restart-in-child\s+A sub-agent restarts a service/m);
+    expect(run.out.text).not.toContain('skip');
   });
+
+  it('--rules measure asks people every gated call and counts those a rule would allow; enforce lets the rule decide', async () => {
+    const tasks = ['--tasks', 'rule-allows-staging-restart,rule-denies-prod-restart', '--model', 'oracle'];
+    const [enforceOut, measureOut] = [await tempDir(), await tempDir()];
+    const enforce = io();
+    expect(await evalMain([...tasks, '--out', enforceOut], enforce.io)).toBe(0);
+    expect(enforce.out.text).toContain('policy rules enforced');
+    const enforced = reportSchema.parse(JSON.parse(await readFile(join(enforceOut, 'report.json'), 'utf8')));
+    expect(enforced.models[0]?.stats).toMatchObject({
+      passHat: [1],
+      approvalsAsked: 0,
+      approvalsByRule: 2,
+      notNeededRule: 0,
+    });
+
+    const measure = io();
+    expect(await evalMain([...tasks, '--out', measureOut, '--rules', 'measure'], measure.io)).toBe(0);
+    expect(measure.out.text).toContain('policy rules measured (every gated call asked)');
+    const measured = reportSchema.parse(JSON.parse(await readFile(join(measureOut, 'report.json'), 'utf8')));
+    expect(measured.rules).toBe('measure');
+    expect(measured.models[0]?.stats).toMatchObject({
+      approvalsAsked: 2,
+      approvalsByRule: 0,
+      notNeededRule: 1,
+    });
+    // The same things happened (the person decided as the rules would), only who was asked differs.
+    const records = await lines(join(measureOut, 'results.jsonl'));
+    const allowed = records.find((r) => r.task === 'rule-allows-staging-restart')!;
+    expect(allowed.calls).toEqual([expect.stringMatching(/restart_service.*→ succeeded$/)]);
+    expect(allowed.graders.filter((g) => !g.passed).map((g) => g.grader)).toEqual(['approvals']);
+
+    // Results of one mode are not reused for the other in the same folder.
+    const again = io();
+    expect(await evalMain([...tasks, '--out', measureOut], again.io)).toBe(0);
+    expect(again.out.text).toContain('2 trial(s) run, 0 reused');
+  }, 60_000);
 });
 
 describe('npm run eval against an OpenAI-compatible endpoint', () => {
@@ -255,6 +295,7 @@ describe('npm run eval refuses bad command lines', () => {
     [['--model', 'oracle', 'extra'], 2, /unexpected argument "extra"/],
     [['--compare', 'a.json'], 2, /--compare takes two report.json files/],
     [['--model', 'oracle', '--price', 'x=1'], 2, /--price expects model=input,output/],
+    [['--model', 'oracle', '--rules', 'off'], 2, /--rules expects enforce or measure, not "off"/],
     [['--model', 'gpt-4.1-mini'], 1, /OPENAI_API_KEY: required/],
     [['--model', 'oracle', '--tasks', 'no-such-task'], 1, /no-such-task: matches no task id/],
   ] as const)('%j exits %i', async (argv, status, message) => {

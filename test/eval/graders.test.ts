@@ -102,7 +102,7 @@ describe('the approvals grader', () => {
       passed: false,
       notes: ['asked for 1 approvals; at most 0 expected'],
     });
-    expect(record.metrics).toMatchObject({ approvalsAsked: 1, notNeededTask: 1, notNeededRule: null });
+    expect(record.metrics).toMatchObject({ approvalsAsked: 1, notNeededTask: 1, notNeededRule: 0 });
   });
 });
 

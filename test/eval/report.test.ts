@@ -35,11 +35,13 @@ function rec(
       approvalsAsked: 1,
       approvalsByRule: 0,
       notNeededTask: 0,
-      notNeededRule: null,
+      notNeededRule: 0,
       minefieldsHit: [],
       falseClaims: [],
       answerRejections: 0,
       toolRetries: 0,
+      compactions: 0,
+      subagentRuns: 0,
       ...extra,
     },
     answer: 'a',
@@ -62,21 +64,18 @@ function report(
     suite: 's',
     trials: 3,
     models: [model],
-    tasks: [...Object.keys(passes), 'waiting'].map(task),
-    skipped: [{ task: 'waiting', needs: [{ feature: 'sub_agents', note: 'needs sub-agents' }] }],
+    tasks: [...Object.keys(passes), 'unrun'].map(task),
     records,
   });
 }
 
 describe('the report', () => {
-  it('has pass^k per task and averaged per model, and leaves skipped tasks out of the averages', () => {
+  it('has pass^k per task and averaged per model, and leaves tasks without trials out of the averages', () => {
     const r = report('m', { a: [true, true, false], b: [true, true, true] }, { minefieldsHit: ['x'] });
     const a = r.tasks.find((t) => t.id === 'a')!;
     expect(a.byModel.m?.passHat.map((x) => Number(x!.toFixed(4)))).toEqual([0.6667, 0.3333, 0]);
-    expect(r.tasks.find((t) => t.id === 'waiting')).toMatchObject({
-      skipped: ['needs sub-agents'],
-      byModel: {},
-    });
+    expect(r.tasks.find((t) => t.id === 'unrun')?.byModel.m).toMatchObject({ trials: 0 });
+    expect(r.rules).toBe('enforce');
     const m = r.models[0]!;
     expect(m.tasks).toBe(2);
     expect(m.stats.passHat.map((x) => Number(x!.toFixed(4)))).toEqual([0.8333, 0.6667, 0.5]);
@@ -85,7 +84,7 @@ describe('the report', () => {
       passes: 5,
       meanCostUsd: 0.01,
       approvalsAsked: 6,
-      notNeededRule: null,
+      notNeededRule: 0,
       minefieldTrials: 6,
       stopReasons: { completed: 6 },
       failedGraders: { answer: 1 },
@@ -93,13 +92,16 @@ describe('the report', () => {
     expect(m.stats.costUsd).toBeCloseTo(0.06, 12);
   });
 
-  it('renders tables naming the skipped tasks and why', () => {
-    const text = renderReport(report('m', { a: [true, false, false] }));
+  it('renders tables: approvals asked, decided by rule, not needed (task/rule), and the rules mode', () => {
+    const text = renderReport(
+      report('m', { a: [true, false, false] }, { approvalsByRule: 2, notNeededRule: 1 }),
+    );
     expect(text).toMatch(
-      /^m\s+1\s+33%\s+0%\s+\$0\.03\s+\$0\.01\s+2\.0\s+100\/10\s+1\.0s\s+3\s+0\/—\s+0\s+0\s+completed 3$/m,
+      /^m\s+1\s+33%\s+0%\s+\$0\.03\s+\$0\.01\s+2\.0\s+100\/10\s+1\.0s\s+3\s+6\s+0\/3\s+0\s+0\s+completed 3$/m,
     );
     expect(text).toMatch(/^a\s+1\/3\s+answer 2$/m);
-    expect(text).toMatch(/^waiting\s+skip\s+needs sub-agents$/m);
+    expect(text).toMatch(/^unrun\s+—\s*$/m);
+    expect(text).toContain('policy rules enforced');
   });
 
   it('renders HTML with nothing loaded from elsewhere and every text escaped', () => {
@@ -107,7 +109,6 @@ describe('the report', () => {
     expect(html).not.toMatch(/<img|https?:|<[^>]*\s(src|href)=|<script|url\(/i);
     expect(html).toContain(escapeHtml('<img src=x onerror=alert(1)>'));
     expect(html.match(/<svg/g)).toHaveLength(2);
-    expect(html).toContain('title="skipped: needs sub-agents"');
   });
 });
 
@@ -145,8 +146,8 @@ describe('--compare', () => {
   });
 
   it('says so when there is nothing to pair', () => {
-    const a = buildReport({ suite: 's', trials: 1, models: ['x', 'y'], tasks: [], skipped: [], records: [] });
-    const b = buildReport({ suite: 's', trials: 1, models: ['z'], tasks: [], skipped: [], records: [] });
+    const a = buildReport({ suite: 's', trials: 1, models: ['x', 'y'], tasks: [], records: [] });
+    const b = buildReport({ suite: 's', trials: 1, models: ['z'], tasks: [], records: [] });
     expect(renderComparison(a, b, { a: 'a', b: 'b' })).toBe('No model to compare: a has x, y; b has z.');
   });
 });

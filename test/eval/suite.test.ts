@@ -13,28 +13,33 @@ import { silentLogger } from '../support/engine.js';
 import { oncall, suiteWith } from './support.js';
 
 describe('the on-call suite', () => {
-  it('has at least 25 tasks that run today, and names what the others wait for', async () => {
+  it('has at least 25 tasks, with the policy rules, quorum, edits, sub-agents and compaction exercised', async () => {
     const suite = await oncall();
-    const runnable = suite.tasks.filter((t) => t.spec.needs.length === 0);
-    expect(runnable.length).toBeGreaterThanOrEqual(25);
-    const waiting = Object.fromEntries(
-      suite.tasks.filter((t) => t.spec.needs.length > 0).map((t) => [t.spec.id, t.spec.needs]),
-    );
-    expect(waiting).toEqual({
-      'rule-allows-staging-restart': ['policy_rules'],
-      'rule-denies-prod-restart': ['policy_rules'],
-      'edit-page-severity': ['approval_edit'],
-      'delegate-log-dive': ['sub_agents'],
-      'delegate-triage-then-restart': ['sub_agents'],
-      'long-logs-compaction': ['context_compaction'],
-    });
+    expect(suite.tasks.length).toBeGreaterThanOrEqual(25);
+    const ids = suite.tasks.map((t) => t.spec.id);
+    for (const id of [
+      'rule-denies-prod-restart',
+      'rule-allows-staging-restart',
+      'quorum-prod-rollback',
+      'scale-edited-down',
+      'delegate-restart-in-child',
+      'long-logs-compaction',
+    ]) {
+      expect(ids).toContain(id);
+      const task = suite.tasks.find((t) => t.spec.id === id)!;
+      expect(task.spec.expect.state.length + task.spec.expect.answer.facts.length).toBeGreaterThan(0);
+      expect(task.spec.minefields.length).toBeGreaterThan(0);
+    }
   });
 
-  it('is solved by the reference model on every task that runs, through the real tools and policy', async () => {
+  it('is solved by the reference model on every task, through the real tools, policy and sub-agents', async () => {
     const suite = await oncall();
     const dir = await mkdtemp(join(tmpdir(), 'loopgate-eval-oracle-'));
     try {
-      const oracle: EvalModel = { name: 'oracle', create: (t, p) => oracleModel(t.spec.oracle, p) };
+      const oracle: EvalModel = {
+        name: 'oracle',
+        create: (t, p, agent) => oracleModel(agent ? (t.spec.agentOracles[agent] ?? []) : t.spec.oracle, p),
+      };
       const run = await runEval({
         suite,
         tasks: suite.tasks,
@@ -43,7 +48,6 @@ describe('the on-call suite', () => {
         concurrency: 3,
         results: await ResultsFile.open(join(dir, 'results.jsonl'), { fresh: true }),
         existing: new Map(),
-        integrations: {},
         logger: silentLogger,
         progress: { start() {}, trialDone() {}, finish() {} },
       });
@@ -51,24 +55,18 @@ describe('the on-call suite', () => {
         .filter((r) => !r.passed)
         .map((r) => ({ task: r.task, graders: r.graders, error: r.error }));
       expect(failed).toEqual([]);
-      expect(run.skipped.map((s) => s.task).sort()).toEqual([
-        'delegate-log-dive',
-        'delegate-triage-then-restart',
-        'edit-page-severity',
-        'long-logs-compaction',
-        'rule-allows-staging-restart',
-        'rule-denies-prod-restart',
-      ]);
+      expect(run.records).toHaveLength(suite.tasks.length);
       const report = buildReport({
         suite: 'oncall',
         trials: 1,
         models: ['oracle'],
         tasks: suite.tasks,
-        skipped: run.skipped,
         records: run.records,
       });
       expect(report.models[0]?.stats).toMatchObject({
         passHat: [1],
+        approvalsByRule: 2,
+        notNeededRule: 0,
         minefieldTrials: 0,
         falseClaimTrials: 0,
       });
@@ -100,13 +98,15 @@ oracle: [{ answer: hi }]
   it('reports every problem of every task file at once, naming the file and the key', async () => {
     const suite = await suiteWith({
       'a.yaml': `${valid}colour: blue\n`,
-      'b.yaml': `id: b\ntitle: b\nquestion: q\napprover: [{ decide: edit, args: { severity: warning } }]\noracle: [{ answer: x }]\n`,
+      'b.yaml': `id: b\ntitle: b\nquestion: q\napprover: [{ decide: edit }]\noracle: [{ answer: x }]\n`,
       'c.yaml': 'id: c\ntitle: c\nquestion: q\noracle: []\n',
       'd.yaml': `id: d\ntitle: d\nquestion: q\nworld: { services: { payments: { prod: { health: broken } } } }\noracle: [{ answer: x }]\n`,
       'e.yaml': `id: e\ntitle: e\nquestion: q\npolicy: { tools: { run_action: { colour: 1 } } }\noracle: [{ answer: x }]\n`,
       'f.yaml': valid,
       'g.yaml': valid,
-      'h.yaml': `id: h\ntitle: h\nquestion: q\npolicy: { agents: { logs: {} }, rules: [] }\noracle: [{ answer: x }]\n`,
+      'i.yaml': `id: i\ntitle: i\nquestion: q\noracle: [{ answer: x }]\nagentOracles: { logs: [{ answer: y }] }\n`,
+      'h.yaml': `id: h\ntitle: h\nquestion: q\npolicy: { rules: { run_action: [{ outcome: allow }] } }\noracle: [{ answer: x }]\n`,
+      'j.yaml': `id: j\ntitle: j\nquestion: q\npolicy: { agents: { logs: {} } }\noracle: [{ answer: x }]\n`,
     });
     try {
       const error = await loadSuite(suite.dir).catch((e: unknown) => e);
@@ -115,13 +115,16 @@ oracle: [{ answer: hi }]
       expect(keys).toEqual(
         expect.arrayContaining([
           expect.stringMatching(/^a\.yaml: .*colour/),
-          expect.stringMatching(/^b\.yaml: needs \| decide: edit needs approval_edit/),
+          expect.stringMatching(/^b\.yaml: approver\[0\] \| args is required with decide: edit/),
           expect.stringMatching(/^c\.yaml: oracle \| expected the reference solution/),
           expect.stringMatching(/^d\.yaml: world: services\.payments\.prod\.health/),
           expect.stringMatching(/^e\.yaml: policy: tools\.run_action/),
           expect.stringMatching(/^g\.yaml \| task id ok-task is used twice/),
-          'h.yaml: needs | policy.agents needs sub_agents',
-          'h.yaml: needs | policy.rules needs policy_rules',
+          'i.yaml: agentOracles.logs | no such agent in policy.agents',
+          expect.stringMatching(/^j\.yaml: policy: agents\.logs\.description \| required/),
+          expect.stringMatching(
+            /^h\.yaml: policy: rules\.run_action\[0\]\.outcome \| allow runs run_action calls without a person/,
+          ),
         ]),
       );
     } finally {

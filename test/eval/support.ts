@@ -2,7 +2,7 @@
 import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { EvalIntegrations } from '../../src/eval/features.js';
+import type { RulesMode } from '../../src/eval/approver.js';
 import { oracleModel } from '../../src/eval/oracle-model.js';
 import type { TrialRecord } from '../../src/eval/results.js';
 import { recordOf } from '../../src/eval/score.js';
@@ -33,32 +33,35 @@ export interface Played {
   record: TrialRecord;
 }
 
+export interface PlayOptions {
+  /** Another suite than the on-call one. */
+  suite?: Suite;
+  rules?: RulesMode;
+  /** The steps of each sub-agent's runs (default the task's `agentOracles`). */
+  agents?: Record<string, OracleStep[]>;
+}
+
 /**
  * One trial of `taskId` through the real engine, tools and world, the model playing `steps` (default the
  * task's own reference solution).
  */
-export async function play(
-  taskId: string,
-  steps?: OracleStep[],
-  integrations: EvalIntegrations = {},
-  suite?: Suite,
-): Promise<Played> {
-  const s = suite ?? (await oncall());
+export async function play(taskId: string, steps?: OracleStep[], options: PlayOptions = {}): Promise<Played> {
+  const s = options.suite ?? (await oncall());
   const t = s.tasks.find((x) => x.spec.id === taskId);
   if (!t) throw new Error(`no task ${taskId}`);
   const transcript = await runTrial({
     suite: s,
     task: t,
     trial: 1,
-    model: (placeholders) => oracleModel(steps ?? t.spec.oracle, placeholders),
-    integrations,
+    model: (placeholders, agent) =>
+      oracleModel(
+        agent ? (options.agents?.[agent] ?? t.spec.agentOracles[agent] ?? []) : (steps ?? t.spec.oracle),
+        placeholders,
+      ),
+    ...(options.rules ? { rules: options.rules } : {}),
     logger: silentLogger,
   });
-  const record = recordOf(
-    { model: 'scripted', task: t, trial: 1 },
-    transcript,
-    integrations.rules !== undefined,
-  );
+  const record = recordOf({ model: 'scripted', task: t, trial: 1 }, transcript);
   return { transcript, record };
 }
 
