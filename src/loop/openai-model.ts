@@ -199,7 +199,8 @@ async function streamed(
       for (const d of delta.tool_calls) {
         if (!isRecord(d)) continue;
         const index = typeof d.index === 'number' ? d.index : calls.length;
-        const call = (calls[index] ??= { name: '', arguments: '' });
+        const call = calls[index] ?? { name: '', arguments: '' };
+        calls[index] = call;
         call.id ??= asString(d.id);
         call.type ??= asString(d.type);
         const fn = isRecord(d.function) ? d.function : {};
