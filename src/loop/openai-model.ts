@@ -90,7 +90,12 @@ export function createOpenAIModel(opts: OpenAIModelOptions): ModelPort {
         const { onText } = request;
         completion = await untilAborted(
           onText
-            ? streamed(client, { ...body, stream: true, stream_options: { include_usage: true } }, signal, onText)
+            ? streamed(
+                client,
+                { ...body, stream: true, stream_options: { include_usage: true } },
+                signal,
+                onText,
+              )
             : client.chat.completions.create(body, { signal }),
           signal,
         );

@@ -195,10 +195,14 @@ describe.each(FETCHES)('createOpenAIModel over $name: streamed replies', ({ fetc
   });
 
   it('rejects promptly when the signal aborts mid-stream', async () => {
-    const { fake, model } = await setUp([{ content: 'x'.repeat(400), stream: { chunkChars: 1, delayMs: 50 } }]);
+    const { fake, model } = await setUp([
+      { content: 'x'.repeat(400), stream: { chunkChars: 1, delayMs: 50 } },
+    ]);
     const controller = new AbortController();
     const deltas: string[] = [];
-    const pending = modelError(model.complete(ask({ signal: controller.signal, onText: (d) => deltas.push(d) })));
+    const pending = modelError(
+      model.complete(ask({ signal: controller.signal, onText: (d) => deltas.push(d) })),
+    );
     const until = Date.now() + 10_000;
     while (deltas.length < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
     const aborted = Date.now();
