@@ -277,49 +277,46 @@ export class StreamWriter {
     const room = this.messageCap - (this.current?.chars ?? 0);
     const chunks: StreamChunk[] = [];
     let chars = 0;
-    let taken = 0;
-    let partial: { index: number; rest: string } | null = null;
+    // Items taken, with the characters taken of a text: text keeps arriving while a call is in flight
+    // (appended to the last item), so only what was sent leaves the queue.
+    const touched: { item: Item; consumed: number }[] = [];
     for (const [index, item] of this.queue.entries()) {
       if (item.kind === 'task') {
         chunks.push(item.chunk);
-        taken = index + 1;
+        touched.push({ item, consumed: 0 });
         continue;
       }
       let text = item.text;
-      const isLast = index === this.queue.length - 1;
-      let rest = '';
-      if (isLast && !final) {
+      let cut = false;
+      if (index === this.queue.length - 1 && !final) {
         const open = text.lastIndexOf('<');
         if (open >= 0 && open >= text.length - HOLD_BACK_CHARS && !text.includes('>', open)) {
-          rest = text.slice(open);
           text = text.slice(0, open);
+          cut = true;
         }
       }
       const left = Math.min(room - chars, MAX_CHUNK_CHARS);
       if (text.length > left) {
-        const cut = cutAt(text, left);
-        rest = text.slice(cut) + rest;
-        text = text.slice(0, cut);
+        text = text.slice(0, cutAt(text, left));
+        cut = true;
       }
       if (text !== '') {
         chunks.push({ type: 'markdown_text', text: neutraliseBroadcasts(text) });
         chars += text.length;
+        touched.push({ item, consumed: text.length });
       }
-      if (rest !== '') {
-        partial = { index, rest };
-        break;
-      }
-      taken = index + 1;
+      if (cut) break;
     }
     if (chunks.length === 0) return null;
     return {
       chunks,
       chars,
       consume: () => {
-        this.queue.splice(0, taken);
-        if (partial) {
-          const head = this.queue[0];
-          if (head?.kind === 'text') head.text = partial.rest;
+        for (const { item, consumed } of touched) {
+          const at = this.queue.indexOf(item);
+          if (at < 0) continue;
+          if (item.kind === 'text') item.text = item.text.slice(consumed);
+          if (item.kind === 'task' || item.text === '') this.queue.splice(at, 1);
         }
       },
     };
@@ -418,7 +415,7 @@ export class StreamWriter {
     if (code === 'msg_too_long') {
       // The message is full sooner than counted: the batch goes into a continuation, and continuations
       // are kept smaller from then on.
-      this.o.maxMessageChars = Math.max(1_000, Math.floor(this.o.maxMessageChars / 2));
+      this.o.maxMessageChars = Math.max(200, Math.floor(this.o.maxMessageChars / 2));
       if (this.current) await this.rollOver(this.current);
       else this.messageCap = this.o.maxMessageChars;
       return false;
