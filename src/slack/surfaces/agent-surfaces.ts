@@ -216,7 +216,8 @@ export class RunSurface {
   async pause(state: RunState): Promise<void> {
     // The waiting steps came with the approval_needed event; the model's words before the pause stay
     // as they are (they are not an answer).
-    if (this.writer?.started) await this.stopWriter({});
+    // Stopped even when its first batch is still buffered: nothing may stream after the card.
+    if (this.writer) await this.stopWriter({});
     await this.status(state.status === 'awaiting_approval' ? 'suspended' : 'processing');
   }
 
@@ -265,9 +266,12 @@ export class RunSurface {
    * in a new message, so it never looks like a finished answer.
    */
   async interrupt(): Promise<void> {
-    if (this.writer?.started && this.writer.state === 'open') {
-      await this.stopWriter({ chunks: [{ type: 'markdown_text', text: INTERRUPTED_NOTE }] });
-    }
+    const writer = this.writer;
+    if (!writer || writer.state !== 'open') return;
+    await writer.flush();
+    await this.stopWriter(
+      writer.started ? { chunks: [{ type: 'markdown_text', text: INTERRUPTED_NOTE }] } : {},
+    );
   }
 
   /** Streams that could not take their draft note (the writer failed): their text is replaced by it. */

@@ -79,7 +79,8 @@ export class Timeline {
       case 'approval_needed':
         return event.calls.map((call) => this.waiting(call));
       case 'decision_applied': {
-        if (event.decision === 'approved') return [this.task(event.toolCallId, 'in_progress', 'approved')];
+        // Emitted once the decision was applied: an approved call's run was shown by its tool events.
+        if (event.decision === 'approved') return [];
         const by = event.by ? ` by ${event.by}` : '';
         return [this.task(event.toolCallId, 'error', `not run: ${event.decision}${by}`)];
       }

@@ -20,6 +20,7 @@ import {
   startHttpFixture,
 } from '../../fakes/http-fixtures.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../../fakes/openai-server.js';
+import type { AgentSurfaceOptions } from '../../fakes/slack-agent-surfaces.js';
 import {
   type FakeSlack,
   type RecordedCall,
@@ -45,7 +46,6 @@ import {
   viewSubmissionPayload,
 } from '../../fakes/slack-signing.js';
 import { deleteKeys } from '../../store/redis-fixture.js';
-import type { AgentSurfaceOptions } from '../../fakes/slack-agent-surfaces.js';
 import { killAllLoopgate, type LoopgateProcess, spawnLoopgate } from './loopgate-process.js';
 import { type ModelRouter, routeModel } from './model-brains.js';
 import { buttonOf, type Card, cardsIn } from './slack-view.js';
