@@ -267,7 +267,7 @@ export class RunSurface {
    */
   async interrupt(): Promise<void> {
     const writer = this.writer;
-    if (!writer || writer.state !== 'open') return;
+    if (writer?.state !== 'open') return;
     await writer.flush();
     await this.stopWriter(
       writer.started ? { chunks: [{ type: 'markdown_text', text: INTERRUPTED_NOTE }] } : {},
