@@ -113,6 +113,12 @@ try {
   console.log(
     `worker CPU for a 2,000-token answer streamed at 50 tok/s (adapter + writer + HTTP): ${round(long.cpuMs)} ms, of which ${round(idleMs)} ms the idle process burns in 40 s; ${round(long.cpuMs - idleMs)} ms net; ${long.slackCalls} Slack calls (goal <= 20 ms)`,
   );
+  // Waking up 2,000 times 20 ms apart with nothing to do: the floor of any per-token work here.
+  const wakeCpu = process.cpuUsage();
+  for (let i = 0; i < 2000; i++) await new Promise((r) => setTimeout(r, 20));
+  const wake = process.cpuUsage(wakeCpu);
+  const wakeMs = (wake.user + wake.system) / 1000;
+  console.log(`  floor: waking up 2,000 times 20 ms apart, doing nothing: ${round(wakeMs)} ms`);
   // The writer alone: 2,000 deltas of 4 characters, 20 ms apart, into Slack.
   const writer = new StreamWriter({
     calls,
@@ -129,7 +135,7 @@ try {
   await writer.stop();
   const used = process.cpuUsage(writerCpu);
   console.log(
-    `  of which the stream writer and its ${writer.calls} Slack calls: ${round((used.user + used.system) / 1000 - idleMs)} ms net of idle`,
+    `  the stream writer and its ${writer.calls} Slack calls, fed 2,000 deltas 20 ms apart: ${round((used.user + used.system) / 1000 - wakeMs)} ms above that floor`,
   );
 } finally {
   child.kill();

@@ -122,6 +122,35 @@ describe('agent surfaces through the real bot and worker processes', { timeout: 
     expect(run.answerTs).toBe(stream.ts);
   });
 
+  it('a stream that is not exactly the answer is marked a draft, and the answer is posted below it', async () => {
+    const channel = w.newChannel();
+    const url = w.statusUrl('draft');
+    w.model.brain('draft', ({ toolResults }) =>
+      toolResults.length === 0
+        ? {
+            ...streamed('Let me look at the status page first.'),
+            toolCalls: [{ name: 'http_get', arguments: JSON.stringify({ url }) }],
+          }
+        : streamed('Payments is healthy.'),
+    );
+    const asked = await w.ask(channel, PEOPLE.requester, w.model.tagged('draft', 'is payments healthy?'));
+    const run = await w.ended(asked.runId);
+    expect(run.state.status).toBe('completed');
+    const [stream] = streamsOf(channel, asked.threadTs) as [FakeStream];
+    expect(stream.state).toBe('stopped');
+    expect(textOf(stream)).toBe(
+      'Let me look at the status page first.Payments is healthy.\n\n_Draft: superseded by the answer below._',
+    );
+    const message = w.slack.message(channel, stream.ts)!;
+    expect(buttonOf(message, ACTION_IDS.details)).toBeUndefined();
+    // The answer, posted as without surfaces, after the draft.
+    expect(run.answerTs).not.toBe(stream.ts);
+    const posted = w.slack.message(channel, run.answerTs!)!;
+    expect(wordsOf(posted)).toContain('Payments is healthy.');
+    expect(Number(posted.ts)).toBeGreaterThan(Number(stream.ts));
+    expect(w.slack.surfaces.statusHistory(channel, asked.threadTs)).toEqual(['processing', 'active']);
+  });
+
   it('pauses: the stream stops before the card, the session is suspended; the resume opens a new stream', async () => {
     const c = await askToDeploy(w, 'surfaces-pause');
     const { channel, threadTs } = c.asked;
