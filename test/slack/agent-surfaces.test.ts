@@ -112,6 +112,43 @@ describe('a run in the agent surfaces', () => {
     expect(fake.callsOf('chat.startStream')).toEqual([]);
   });
 
+  it('renames the session when a follow-up changes the subject, not when it goes on with it', async () => {
+    const { surfaces: s } = surfaces();
+    const first = (await s.forRun(ctx('run-g'), run('run-g', 'Is payments healthy?'), recordingLogger()))!;
+    await first.begin();
+    const followUp = (question: string, runId: string) =>
+      createRun({
+        runId,
+        requester: { userId: 'U0ASKER01' },
+        systemPrompt: 's',
+        question,
+        history: [
+          { role: 'user', content: 'Is payments healthy?' },
+          { role: 'assistant', content: 'Yes.' },
+        ],
+        limits: {},
+        now: Date.now(),
+      });
+    await (await s.forRun(
+      ctx('run-h'),
+      followUp('and is payments latency fine too?', 'run-h'),
+      recordingLogger(),
+    ))!.begin();
+    expect(fake.callsOf('agents.sessions.rename')).toEqual([]);
+    await (await s.forRun(
+      ctx('run-i'),
+      followUp('Who is on call for search?', 'run-i'),
+      recordingLogger(),
+    ))!.begin();
+    expect(fake.callsOf('agents.sessions.rename').map((c) => c.args.title)).toEqual([
+      'Who is on call for search?',
+    ]);
+    expect(fake.surfaces.sessions.get(`${CHANNEL}:${THREAD}`)?.at(-1)).toMatchObject({
+      status: 'processing',
+      title: 'Who is on call for search?',
+    });
+  });
+
   it('shows no surfaces for a sub-agent run, and titles sessions from the question', async () => {
     const { surfaces: s } = surfaces();
     const child = {

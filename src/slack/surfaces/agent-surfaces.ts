@@ -34,6 +34,7 @@ export interface SurfaceCalls extends StreamCalls {
     title?: string;
     initiator_user_id?: string;
   }): Promise<void>;
+  rename(args: { channel_id: string; thread_ts: string; title: string }): Promise<void>;
   /** Replaces a message's text (a stream left by a dead worker whose stream Slack already closed). */
   update(args: { channel: string; ts: string; markdown_text: string }): Promise<void>;
 }
@@ -54,6 +55,9 @@ export function webSurfaceCalls(client: webApi.WebClient): SurfaceCalls {
     },
     async setStatus(args) {
       await client.agents.sessions.setStatus(args);
+    },
+    async rename(args) {
+      await client.agents.sessions.rename(args);
     },
     async update(args) {
       await client.chat.update({ channel: args.channel, ts: args.ts, markdown_text: args.markdown_text });
@@ -87,6 +91,28 @@ export function sessionTitle(question: string): string {
   const line = question.split('\n').find((l) => l.trim() !== '') ?? 'loopgate run';
   const text = line.replace(/<[^>]*>/g, '').trim() || 'loopgate run';
   return text.length <= 60 ? text : `${text.slice(0, 59)}…`;
+}
+
+const wordsOf = (text: string) =>
+  new Set(
+    text
+      .replace(/<[^>]*>|\[case:[^\]]*\]/g, ' ')
+      .toLowerCase()
+      .split(/[^\p{L}\p{N}]+/u)
+      .filter((w) => w.length >= 4),
+  );
+
+/**
+ * Whether a follow-up asks about something else than the question before it: none of its words of four
+ * letters or more were in the earlier one. A cheap test, so a thread's title follows a new subject but
+ * stays put for "and now?" or "restart it then".
+ */
+export function changesSubject(before: string, now: string): boolean {
+  const earlier = wordsOf(before);
+  const later = wordsOf(now);
+  if (later.size === 0) return false;
+  for (const word of later) if (earlier.has(word)) return false;
+  return true;
 }
 
 /** The worker's entry point: one per process. */
@@ -191,6 +217,24 @@ export class RunSurface {
   /** The run works (again): session `processing`, titled from the question when it is new. */
   async begin(): Promise<void> {
     await this.status('processing');
+    if (this.state.step === 0) await this.renameIfNewSubject();
+  }
+
+  /** A follow-up on another subject renames the thread's session (the title is set only at creation). */
+  private async renameIfNewSubject(): Promise<void> {
+    if (this.off || !this.sessions) return;
+    const users = this.state.messages.filter((m) => m.role === 'user');
+    const before = users.at(-2)?.content;
+    if (before === undefined || !changesSubject(before, this.state.question)) return;
+    try {
+      await this.opts.calls.rename({
+        channel_id: this.ctx.channelId,
+        thread_ts: this.ctx.threadTs,
+        title: sessionTitle(this.state.question),
+      });
+    } catch (err) {
+      this.log.warn({ slackError: slackErrorCode(err) }, 'could not rename the agent session');
+    }
   }
 
   /** A piece of the model's reply text. */
