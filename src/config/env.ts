@@ -120,6 +120,11 @@ const VARS = {
     schema: z.enum(LOG_LEVELS).default('info'),
     expected: `one of ${LOG_LEVELS.join(', ')}; default info`,
   }),
+  SLACK_AGENT_SURFACES: spec({
+    schema: z.enum(['auto', 'off']).default('auto'),
+    expected:
+      'auto (agent sessions, streamed answers and the step timeline where the workspace allows them, else the placeholder message) or off (always the placeholder); default auto',
+  }),
   OPENAI_MAX_RETRIES: spec({
     schema: integer(0, 20).default(4),
     expected: 'an integer from 0 to 20, default 4',

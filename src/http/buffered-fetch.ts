@@ -8,10 +8,13 @@
  * Contract, as the SDKs use fetch: resolves once the whole reply is read, with a Response-shaped object
  * (status, statusText, ok, url, headers to read, text/json/arrayBuffer; `body` is null); rejects with a
  * DOMException named `AbortError` when `init.signal` aborts (before or during the request), and with a
- * TypeError carrying the cause on a network failure, as fetch does.
+ * TypeError carrying the cause on a network failure, as fetch does. A successful `text/event-stream`
+ * reply (a streamed model reply) is the exception: it resolves at its headers with `body` a stream of
+ * the reply as it arrives, which an abort then ends with an error.
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { brotliDecompress, gunzip, inflate } from 'node:zlib';
 
@@ -109,6 +112,49 @@ class ReplyHeaders {
   }
 }
 
+/** A successful, uncompressed Server-Sent Events reply: handed over as a stream, not read whole. */
+function isEventStream(res: IncomingMessage): boolean {
+  const status = res.statusCode ?? 0;
+  const type = String(res.headers['content-type'] ?? '').toLowerCase();
+  return (
+    status >= 200 && status < 300 && type.startsWith('text/event-stream') && !res.headers['content-encoding']
+  );
+}
+
+/** A Response-shaped object whose `body` is the reply's stream (what the SDKs read a stream from). */
+function streamingResponse(
+  url: string,
+  res: IncomingMessage,
+  signal: AbortSignal | undefined,
+  done: () => void,
+) {
+  const abort = () => res.destroy(signal ? (abortError(signal) as Error) : undefined);
+  signal?.addEventListener('abort', abort, { once: true });
+  res.once('close', () => {
+    done();
+    signal?.removeEventListener('abort', abort);
+  });
+  const status = res.statusCode ?? 0;
+  const body = Readable.toWeb(res) as ReadableStream<Uint8Array>;
+  return {
+    url,
+    status,
+    statusText: res.statusMessage ?? '',
+    ok: true,
+    headers: new ReplyHeaders(res.headers),
+    body,
+    bodyUsed: false,
+    redirected: false,
+    type: 'basic',
+    async text() {
+      return new Response(body).text();
+    },
+    async json() {
+      return JSON.parse(await new Response(body).text());
+    },
+  };
+}
+
 /** Request headers as Node takes them, from whatever HeadersInit the SDK passed. */
 function requestHeaders(init: RequestInit['headers']): Record<string, string> {
   const headers: Record<string, string> = {};
@@ -159,6 +205,11 @@ export function createBufferedFetch(opts: BufferedFetchOptions = {}): typeof fet
         reject(new TypeError('fetch failed', { cause: err }));
       });
       req.once('response', (res) => {
+        if (isEventStream(res)) {
+          // Read as it arrives (a streamed model reply); an abort later destroys it mid-way.
+          resolve(streamingResponse(url, res, signal, done) as unknown as Response);
+          return;
+        }
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.once('error', (err) => {

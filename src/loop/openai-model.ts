@@ -6,6 +6,12 @@
  * are retried up to `maxRetries` times with exponential backoff, honouring `retry-after-ms` and
  * `Retry-After` (and `x-should-retry`). Whatever still fails becomes a `ModelError`.
  *
+ * Streaming: a request with `onText` is sent with `stream: true` and `stream_options.include_usage`; the
+ * text deltas go to `onText` as they arrive and the chunks are assembled into the same reply a whole
+ * completion gives (tool calls joined from their argument deltas, the usage of the last chunk), checked
+ * like one. A stream that breaks off mid-way is a `ModelError` like any failed request (the SDK retries
+ * only before the first byte).
+ *
  * Aborts: when `request.signal` aborts, `complete` rejects at once with a `ModelError` (`retryable:
  * false`, no status, message "model request aborted: <reason>"), even while the SDK sleeps before a
  * retry; the abort is never rethrown as such.
@@ -18,6 +24,7 @@ import type { Message, ModelPort, ModelReply, ModelRequest, ToolCall, ToolSchema
 
 type WireMessage = OpenAI.Chat.ChatCompletionMessageParam;
 type WireRequest = OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
+type WireStreamRequest = OpenAI.Chat.ChatCompletionCreateParamsStreaming;
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
@@ -80,7 +87,18 @@ export function createOpenAIModel(opts: OpenAIModelOptions): ModelPort {
       };
       let completion: unknown;
       try {
-        completion = await untilAborted(client.chat.completions.create(body, { signal }), signal);
+        const { onText } = request;
+        completion = await untilAborted(
+          onText
+            ? streamed(
+                client,
+                { ...body, stream: true, stream_options: { include_usage: true } },
+                signal,
+                onText,
+              )
+            : client.chat.completions.create(body, { signal }),
+          signal,
+        );
       } catch (err) {
         throw toModelError(err, signal, describe);
       }
@@ -129,6 +147,102 @@ function toWireTool(t: ToolSchema): OpenAI.Chat.ChatCompletionFunctionTool {
   return {
     type: 'function',
     function: { name: t.name, description: t.description, parameters: t.parameters },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Streamed replies: chunks folded into the shape of a whole completion
+// ---------------------------------------------------------------------------------------------------
+
+interface PartialCall {
+  id?: string;
+  type?: string;
+  name: string;
+  arguments: string;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+const asString = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/**
+ * Reads a streamed completion, handing text deltas to `onText`, and returns it as a whole completion for
+ * `toReply` (which checks it). Chunks are read with plain guards rather than a schema each: a long reply
+ * is thousands of chunks and parsing each would cost more than the rest of the worker's step.
+ */
+async function streamed(
+  client: OpenAI,
+  body: WireStreamRequest,
+  signal: AbortSignal,
+  onText: (delta: string) => void,
+): Promise<unknown> {
+  const stream = await client.chat.completions.create(body, { signal });
+  let content: string | null = null;
+  let refusal: string | null = null;
+  let finishReason: string | null = null;
+  let model: string | undefined;
+  let usage: unknown;
+  const calls: PartialCall[] = [];
+  let sawChoice = false;
+  for await (const chunk of stream as AsyncIterable<unknown>) {
+    if (!isRecord(chunk)) continue;
+    model ??= asString(chunk.model);
+    if (isRecord(chunk.usage)) usage = chunk.usage;
+    const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
+    if (!isRecord(choice)) continue;
+    sawChoice = true;
+    finishReason = asString(choice.finish_reason) ?? finishReason;
+    const delta = choice.delta;
+    if (!isRecord(delta)) continue;
+    const text = asString(delta.content);
+    if (text) {
+      content = (content ?? '') + text;
+      onText(text);
+    }
+    const refused = asString(delta.refusal);
+    if (refused) refusal = (refusal ?? '') + refused;
+    if (Array.isArray(delta.tool_calls)) {
+      for (const d of delta.tool_calls) {
+        if (!isRecord(d)) continue;
+        const index = typeof d.index === 'number' ? d.index : calls.length;
+        const call = calls[index] ?? { name: '', arguments: '' };
+        calls[index] = call;
+        call.id ??= asString(d.id);
+        call.type ??= asString(d.type);
+        const fn = isRecord(d.function) ? d.function : {};
+        call.name += asString(fn.name) ?? '';
+        call.arguments += asString(fn.arguments) ?? '';
+      }
+    }
+  }
+  // A stream that ended without saying why the reply stopped was cut short (some servers close the
+  // connection without an error): half a reply must not pass for a whole one.
+  if (sawChoice && finishReason === null) {
+    throw new ModelError('the model server ended the streamed reply before it was complete', {
+      retryable: true,
+    });
+  }
+  return {
+    ...(model === undefined ? {} : { model }),
+    // No choice at all is an unusable reply, and toReply says so.
+    choices: sawChoice
+      ? [
+          {
+            finish_reason: finishReason,
+            message: {
+              content,
+              refusal,
+              tool_calls: calls
+                .filter((c) => c !== undefined)
+                .map((c) => ({
+                  id: c.id ?? null,
+                  type: c.type ?? null,
+                  function: { name: c.name, arguments: c.arguments },
+                })),
+            },
+          },
+        ]
+      : [],
+    usage,
   };
 }
 

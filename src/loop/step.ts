@@ -63,12 +63,16 @@ export async function step(given: RunState, deps: EngineDeps): Promise<StepOutco
   let reply: ModelReply;
   const controller = new AbortController();
   const deadline = setTimeout(() => controller.abort(), Math.max(0, remainingMs(state, started)));
+  const { onModelText } = deps;
   try {
     reply = await deps.model.complete({
       messages: fitted.messages,
       tools,
       signal: controller.signal,
       maxOutputTokens: Math.min(plan.maxOutputTokens, fitted.room),
+      ...(onModelText && {
+        onText: (delta: string) => onModelText({ runId: state.runId, step: stepNo, delta }),
+      }),
     });
   } catch (err) {
     const counted = { ...state, step: stepNo };

@@ -209,6 +209,12 @@ export interface ModelRequest {
   signal: AbortSignal;
   /** Upper bound for the reply's tokens, derived from the remaining token budget. */
   maxOutputTokens?: number;
+  /**
+   * Asks for the reply as a stream: each piece of its text is handed here as it arrives, in order, and the
+   * promise still resolves with the complete reply (the pieces concatenated are its `content`). Absent:
+   * the reply is asked for whole. Contract: must not throw; it is called inline while the reply streams.
+   */
+  onText?: (delta: string) => void;
 }
 
 export interface ModelReply {
@@ -343,6 +349,12 @@ export interface EngineDeps {
   validateAnswer?: (answer: string, state: RunState) => string[];
   /** Where results longer than `maxObservationChars` are kept for `read_result`; absent: none are. */
   results?: ResultStore;
+  /**
+   * Receives the model's reply text while it streams (step = the model call's number). Absent: replies
+   * are asked for whole. Presentation only: what the run does is decided by the complete reply.
+   * Contract: must not throw.
+   */
+  onModelText?: (text: { runId: string; step: number; delta: string }) => void;
 }
 
 // ---------------------------------------------------------------------------------------------------

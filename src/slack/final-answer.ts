@@ -23,10 +23,28 @@ export interface FinalAnswerView {
 /** Characters of an answer repeated in `text` (what notifications and screen readers show). */
 const FALLBACK_CHARS = 3_000;
 
-function stopLine(view: FinalAnswerView): string | null {
+function stopLine(view: Pick<FinalAnswerView, 'stopReason' | 'stopMessage'>): string | null {
   if (view.stopReason === null || view.stopReason === 'completed') return null;
   const sentence = view.stopMessage?.trim() || STOP_REASON_SENTENCE[view.stopReason];
   return `:warning: ${escapeKeepingUserMentions(truncate(sentence, SLACK_LIMITS.contextText - 40))}`;
+}
+
+/**
+ * What ends the answer's last message: the stop reason when the run did not complete, and the buttons.
+ * A streamed answer ends with the same blocks (src/slack/surfaces).
+ */
+export function answerFooter(
+  view: Pick<FinalAnswerView, 'runId' | 'stopReason' | 'stopMessage'>,
+): KnownBlock[] {
+  const stop = stopLine(view);
+  const tail: KnownBlock[] = [];
+  if (stop) tail.push(context(stop));
+  tail.push(
+    actions('loopgate_answer', [
+      button({ actionId: ACTION_IDS.details, text: 'Details', value: view.runId }),
+    ]),
+  );
+  return tail;
 }
 
 /** One or more messages to post in order; never empty. */
@@ -42,13 +60,7 @@ export function finalAnswerMessages(view: FinalAnswerView): SlackMessage[] {
   }));
 
   const stop = stopLine(view);
-  const tail: KnownBlock[] = [];
-  if (stop) tail.push(context(stop));
-  tail.push(
-    actions('loopgate_answer', [
-      button({ actionId: ACTION_IDS.details, text: 'Details', value: view.runId }),
-    ]),
-  );
+  const tail = answerFooter(view);
 
   const last = messages.at(-1);
   if (last) {

@@ -145,8 +145,11 @@ async function advanceHeld(
     return { type: 'done' };
   }
   const ctx = slackContextOf(loaded);
+  // A stream a dead job left open is finished (marked interrupted) before anything else shows.
+  const surface = rt.surfaces ? await rt.surfaces.forRun(ctx, loaded.state, log) : null;
+  await surface?.recover();
   if (isFinished(loaded.state)) {
-    await deliverEnd(rt, loaded.state, ctx, loaded.answerTs);
+    await deliverEnd(rt, loaded.state, ctx, loaded.answerTs, surface);
     return { type: 'done' };
   }
   // Recorded as soon as it exists, so a worker that dies mid-run leaves its successor the same message.
@@ -163,9 +166,12 @@ async function advanceHeld(
   const show = progressShower(rt, loaded, ctx);
   const deps: EngineDeps = {
     ...engineDeps(rt, log, trace, (event) => {
-      const text = progressOf(event);
+      surface?.event(event);
+      // The session's status and the stream show the progress; the placeholder only without them.
+      const text = surface?.showing ? null : progressOf(event);
       if (text) void show(text).then(recordPlaceholder);
     }),
+    ...(surface && { onModelText: ({ delta }: { delta: string }) => surface.text(delta) }),
     // A sub-agent's run works with its agent's model and only its agent's tools.
     ...portsForRun(rt, loaded.state),
     checkpoint: async (state) => {
@@ -204,9 +210,11 @@ async function advanceHeld(
       if (decided) return continueDecided(rt, runId, lease, trace, log, rounds);
       return { type: 'done' };
     }
+    await surface?.begin();
     outcome = await settleAndContinue(state, decisions, children, deps, boundary);
     await markUnknownOutcomes(rt, state, outcome.state, pauseApprovalIds(loaded));
   } else {
+    await surface?.begin();
     outcome = await runUntilPause(state, deps, boundary);
   }
   state = outcome.state;
@@ -217,6 +225,8 @@ async function advanceHeld(
     await deps.checkpoint!(state);
     await cancelApprovalCards(rt, state, by ?? 'loopgate');
   } else if (outcome.type === 'interruption') {
+    // The stream stops before any card is posted: a card never lands inside a streaming message.
+    await surface?.pause(state);
     const { decided } = await postPause(rt, state, ctx, fence);
     await startChildren(rt, state, childSlack(), log);
     await rt.notifier.flush(ctx);
@@ -224,6 +234,7 @@ async function advanceHeld(
     if (decided) return continueDecided(rt, runId, lease, trace, log, rounds);
   }
   if (outcome.type === 'yielded') {
+    await surface?.interrupt();
     log.info(
       { step: state.step, stopping: rt.stopping() },
       rt.stopping()
@@ -232,6 +243,6 @@ async function advanceHeld(
     );
     return { type: 'busy', retryInMs: 0 };
   }
-  if (isFinished(state)) await deliverEnd(rt, state, ctx, null);
+  if (isFinished(state)) await deliverEnd(rt, state, ctx, null, surface);
   return { type: 'done' };
 }

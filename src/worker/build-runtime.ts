@@ -18,9 +18,11 @@ import { redisRunCancelled } from '../mcp/run-cancelled.js';
 import { decideGate } from '../policy/gate.js';
 import type { RunsQueue } from '../queue/runs-queue.js';
 import { SlackNotifier } from '../slack/notifier.js';
+import { AgentSurfaces, webSurfaceCalls } from '../slack/surfaces/agent-surfaces.js';
 import { createTimeZoneLookup } from '../slack/time-zones.js';
 import { createSlackWebClient } from '../slack/web-client.js';
 import type { Store } from '../store/store.js';
+import { SurfaceMemory } from '../store/surface-memory.js';
 import type { SlackPoster } from '../tools/ports.js';
 import { type Redact, withRedactedFailures } from '../tools/redacted-failures.js';
 import { buildTools } from '../tools/registry.js';
@@ -149,6 +151,13 @@ export async function buildWorkerRuntime({
     store,
     queue,
     notifier: new SlackNotifier({ client, logger }),
+    ...(env.SLACK_AGENT_SURFACES === 'auto' && {
+      surfaces: new AgentSurfaces({
+        calls: webSurfaceCalls(client),
+        memory: new SurfaceMemory(store.context),
+        logger,
+      }),
+    }),
     model,
     tools: registry(),
     ...(agents.size > 0 ? { agents: { definitions: agents, modelOf, watchMs: DEFAULT_WATCH_MS } } : {}),

@@ -3,6 +3,7 @@ import type { RunState } from '../loop/types.js';
 import { startJobSchema } from '../queue/job-data.js';
 import { addRunJob } from '../queue/runs-queue.js';
 import type { RunSlackContext } from '../slack/notifier-port.js';
+import type { RunSurface } from '../slack/surfaces/agent-surfaces.js';
 import type { ThreadTurn } from '../store/thread-memory.js';
 import type { WorkerRuntime } from './runtime.js';
 
@@ -27,6 +28,8 @@ export async function deliverEnd(
   state: RunState,
   ctx: RunSlackContext,
   answerTs: string | null,
+  /** The run's agent surfaces in this job: its stream is the answer when it says exactly the answer. */
+  surface?: RunSurface | null,
 ) {
   await cancelAbandonedChildren(rt, state);
   if (state.agent) {
@@ -34,11 +37,14 @@ export async function deliverEnd(
     return;
   }
   if (answerTs === null) {
-    const ts = await rt.notifier.finalAnswer(ctx, {
-      parts: state.answer ?? [],
-      stopReason: state.stopReason,
-      stopMessage: state.stopMessage,
-    });
+    const streamed = surface ? await surface.finish(state) : null;
+    const ts =
+      streamed ??
+      (await rt.notifier.finalAnswer(ctx, {
+        parts: state.answer ?? [],
+        stopReason: state.stopReason,
+        stopMessage: state.stopMessage,
+      }));
     await rt.notifier.reaction(ctx, state.status === 'completed' ? 'done' : 'failed');
     await rt.store.runs.setAnswerTs(state.runId, ts ?? 'undelivered');
   }

@@ -4,6 +4,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { GateDecision } from '../policy/gate.js';
 import type { RunsQueue } from '../queue/runs-queue.js';
 import type { Notifier } from '../slack/notifier-port.js';
+import type { AgentSurfaces } from '../slack/surfaces/agent-surfaces.js';
 import type { Approvers } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import type { RequesterSlots } from './requester-slots.js';
@@ -52,4 +53,9 @@ export interface WorkerRuntime {
   untrustedToolText?: (tool: string) => string | undefined;
   /** The sub-agents of the policy (`agents:`); absent: none. Their `ask_` tools are in `tools`. */
   agents?: AgentRuntime;
+  /**
+   * Slack's agent surfaces (sessions, streamed answers, the step timeline; SLACK_AGENT_SURFACES=auto);
+   * absent: every run shows in the placeholder message.
+   */
+  surfaces?: AgentSurfaces;
 }

@@ -38,6 +38,7 @@ describe('loadEnv: defaults', () => {
       LOOPGATE_CONFIG: './loopgate.yaml',
       LOOPGATE_PREFIX: '{loopgate}',
       LOG_LEVEL: 'info',
+      SLACK_AGENT_SURFACES: 'auto',
       OPENAI_MAX_RETRIES: 4,
       OPENAI_TIMEOUT_MS: 60_000,
       WORKER_CONCURRENCY: 500,

@@ -9,7 +9,11 @@
  *   delay before another step, or a function of the recorded request returning a step (to answer from
  *   the conversation so far).
  * - Every accepted request is recorded (`requests`: path, lower-cased headers, validated JSON body).
- * - Requests are checked like the real API checks them: a body that is not a non-streaming chat request,
+ * - A request with `stream: true` is answered as the real API streams: Server-Sent Events of
+ *   `chat.completion.chunk` objects (the text cut into pieces of `stream.chunkChars`, `stream.delayMs`
+ *   apart; tool calls as a first delta with id and name, then argument pieces), a last chunk with the
+ *   usage when `stream_options.include_usage` is true, then `data: [DONE]`.
+ * - Requests are checked like the real API checks them: a body that is not a chat request,
  *   or whose tool messages do not answer the preceding assistant `tool_calls` one for one, gets a 400,
  *   consumes no step, and is listed in `malformed`, so a broken conversation fails loudly.
  * - When the script runs out the fake answers 500 with `x-should-retry: false` (the SDK then does not
@@ -68,7 +72,8 @@ const chatRequest = z.looseObject({
   max_completion_tokens: z.number().int().positive().optional(),
   max_tokens: z.number().int().positive().optional(),
   temperature: z.number().optional(),
-  stream: z.literal(false).optional(),
+  stream: z.boolean().optional(),
+  stream_options: z.strictObject({ include_usage: z.boolean().optional() }).optional(),
 });
 
 /** A validated Chat Completions request body (unknown extra fields are kept). */
@@ -107,6 +112,17 @@ export interface FakeReply {
   model?: string;
   /** `finish_reason`; default `tool_calls` with tool calls, else `stop` (e.g. `length`, `content_filter`). */
   finishReason?: string;
+  /** How this reply streams when streaming was asked for; default the server's `stream` option. */
+  stream?: FakeStreamPace;
+}
+
+export interface FakeStreamPace {
+  /** Characters of text (or tool arguments) per chunk. Default 4, about one token. */
+  chunkChars?: number;
+  /** Wait between two chunks. Default 0. */
+  delayMs?: number;
+  /** Ends the response (the connection) after this many chunks, without [DONE]: a stream broken off. */
+  breakAfter?: number;
 }
 
 /**
@@ -139,6 +155,8 @@ export interface FakeOpenAIOptions {
   contextTokens?: number;
   /** Scales the fake's count (a tokenizer that makes more tokens than loopgate's estimate). Default 1. */
   tokenFactor?: number;
+  /** How replies stream when a request asks for a stream (see FakeReply.stream). */
+  stream?: FakeStreamPace;
 }
 
 export interface FakeOpenAI {
@@ -256,7 +274,13 @@ export async function startFakeOpenAI(
       }
     } else {
       const reply = step.usage === undefined && counted ? { ...step, usage: counted } : step;
-      sendJson(res, 200, completionBody(reply, request.body.model, number), {});
+      if (request.body.stream === true) {
+        const pace = { ...options.stream, ...reply.stream };
+        const usage = request.body.stream_options?.include_usage === true;
+        await sendStream(res, completionChunks(reply, request.body.model, number, pace, usage), pace);
+      } else {
+        sendJson(res, 200, completionBody(reply, request.body.model, number), {});
+      }
     }
   }
 
@@ -299,6 +323,9 @@ function checkRequest(raw: string): ChatRequest | string {
   if (!parsed.success) return `invalid chat request: ${z.prettifyError(parsed.error)}`;
   if (parsed.data.parallel_tool_calls !== undefined && parsed.data.tools === undefined) {
     return "parallel_tool_calls is only allowed when 'tools' are specified";
+  }
+  if (parsed.data.stream_options !== undefined && parsed.data.stream !== true) {
+    return 'The stream_options parameter is only allowed when stream is enabled.';
   }
   return checkToolPairing(parsed.data.messages) ?? parsed.data;
 }
@@ -350,6 +377,73 @@ function completionBody(reply: FakeReply, requestModel: string, number: number):
       usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
     }),
   };
+}
+
+/** The chunks the real API streams for `reply`, in order (without the final `[DONE]`). */
+function completionChunks(
+  reply: FakeReply,
+  requestModel: string,
+  number: number,
+  pace: FakeStreamPace,
+  includeUsage: boolean,
+): object[] {
+  const size = Math.max(1, pace.chunkChars ?? 4);
+  const pieces = (text: string) => {
+    const out: string[] = [];
+    for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+    return out;
+  };
+  const base = {
+    id: `chatcmpl-fake-${number}`,
+    object: 'chat.completion.chunk',
+    created: Math.floor(Date.now() / 1000),
+    model: reply.model ?? requestModel,
+  };
+  const chunk = (delta: object, finishReason: string | null = null) => ({
+    ...base,
+    choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }],
+  });
+  const chunks: object[] = [chunk({ role: 'assistant', content: '' })];
+  for (const piece of pieces(reply.content ?? '')) chunks.push(chunk({ content: piece }));
+  if (reply.refusal) chunks.push(chunk({ refusal: reply.refusal }));
+  for (const [i, c] of (reply.toolCalls ?? []).entries()) {
+    const id = c.id ?? `call_${number}_${i}`;
+    chunks.push(
+      chunk({ tool_calls: [{ index: i, id, type: 'function', function: { name: c.name, arguments: '' } }] }),
+    );
+    for (const piece of pieces(c.arguments)) {
+      chunks.push(chunk({ tool_calls: [{ index: i, function: { arguments: piece } }] }));
+    }
+  }
+  const toolCalls = reply.toolCalls?.length ?? 0;
+  chunks.push(chunk({}, reply.finishReason ?? (toolCalls > 0 ? 'tool_calls' : 'stop')));
+  const usage = reply.usage === undefined ? DEFAULT_USAGE : reply.usage;
+  if (includeUsage) {
+    chunks.push({
+      ...base,
+      choices: [],
+      usage: usage && { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+    });
+  }
+  return chunks;
+}
+
+/** Writes `chunks` as Server-Sent Events, paced; stops early when the client goes away. */
+async function sendStream(res: ServerResponse, chunks: object[], pace: FakeStreamPace): Promise<void> {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  for (const [i, chunk] of chunks.entries()) {
+    if (res.destroyed) return;
+    if (pace.breakAfter !== undefined && i >= pace.breakAfter) {
+      // What was written reaches the client first; then the connection breaks.
+      await new Promise((r) => setTimeout(r, 20));
+      res.destroy();
+      return;
+    }
+    if (i > 0 && (pace.delayMs ?? 0) > 0) await waitUnlessClosed(pace.delayMs ?? 0, res);
+    if (res.destroyed) return;
+    res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+  }
+  res.end('data: [DONE]\n\n');
 }
 
 function errorBody(message: string, type = 'server_error'): object {

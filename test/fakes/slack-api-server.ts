@@ -12,10 +12,15 @@
  * Like Slack it checks the bot token (`Authorization: Bearer xoxb-…` or a `token` field), refuses Block
  * Kit payloads past Slack's limits (`invalid_blocks`), answers unknown methods with `unknown_method`, and
  * can be told to fail the next calls of a method with a 429 + Retry-After, an `{ ok: false, error }` or
- * an HTTP status.
+ * an HTTP status. Streams and agent sessions are checked and recorded by slack-agent-surfaces.ts.
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import {
+  type AgentSurfaceOptions,
+  agentSurfaceHandlers,
+  type FakeAgentSurfaces,
+} from './slack-agent-surfaces.js';
 
 export interface FakeUser {
   id: string;
@@ -56,6 +61,8 @@ export interface FakeSlackOptions {
    * it answers with (see slack-socket-mode.ts). Without it the method fails with `invalid_auth`.
    */
   socketMode?: { appToken: string; url: () => string };
+  /** Streams and agent sessions (slack-agent-surfaces.ts): lifetime, size cap, or a refusal. */
+  agentSurfaces?: AgentSurfaceOptions;
 }
 
 export interface RecordedCall {
@@ -149,6 +156,8 @@ export interface FakeSlack {
   failNext(method: string, n: number, failure: Failure): void;
   setGroupMembers(groupId: string, users: string[]): void;
   setUser(user: Partial<FakeUser> & { id: string }): void;
+  /** Streams and session statuses as Slack would hold them (see slack-agent-surfaces.ts). */
+  surfaces: FakeAgentSurfaces;
   close(): Promise<void>;
 }
 
@@ -592,6 +601,12 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     },
   };
 
+  const agentSurfaces = agentSurfaceHandlers(
+    { botUserId, botId, nextTs, store: channelStore, ok, fail },
+    opts.agentSurfaces ?? {},
+  );
+  Object.assign(handlers, agentSurfaces.handlers);
+
   const answerFor = (method: string, args: Args, headers: IncomingHttpHeaders): Answer => {
     const scripted = failures.get(method)?.shift();
     if (scripted?.kind === 'rate_limited') {
@@ -739,6 +754,7 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     setUser: (user) => {
       users.set(user.id, { ...users.get(user.id), ...user });
     },
+    surfaces: agentSurfaces.surfaces,
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.closeAllConnections();

@@ -117,6 +117,103 @@ describe.each(FETCHES)('createOpenAIModel over $name: replies', ({ fetch: f }) =
   });
 });
 
+describe.each(FETCHES)('createOpenAIModel over $name: streamed replies', ({ fetch: f }) => {
+  beforeEach(() => {
+    fetchUnderTest = f;
+  });
+
+  it('hands each text delta to onText as it arrives and returns the whole reply with its usage', async () => {
+    const { fake, model } = await setUp([
+      {
+        content: 'Payments is healthy: p99 120 ms.',
+        usage: { prompt_tokens: 321, completion_tokens: 9 },
+        model: 'gpt-test-2026',
+        stream: { chunkChars: 3, delayMs: 5 },
+      },
+    ]);
+    const deltas: string[] = [];
+    const reply = await model.complete(ask({ onText: (d) => deltas.push(d) }));
+    expect(fake.requests[0]?.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+    expect(deltas.length).toBe(Math.ceil('Payments is healthy: p99 120 ms.'.length / 3));
+    expect(deltas.join('')).toBe('Payments is healthy: p99 120 ms.');
+    expect(reply).toEqual({
+      content: 'Payments is healthy: p99 120 ms.',
+      toolCalls: [],
+      usage: { inputTokens: 321, outputTokens: 9 },
+      model: 'gpt-test-2026',
+      finishReason: 'stop',
+    });
+  });
+
+  it('assembles parallel tool calls from their argument deltas, in order, with the text before them', async () => {
+    const { model } = await setUp([
+      {
+        content: 'Checking both.',
+        toolCalls: [
+          { id: 'call_a', name: 'http_get', arguments: '{"url": "https://status.example/payments"}' },
+          { id: 'call_b', name: 'http_get', arguments: '{"url": "https://status.exa' },
+        ],
+        stream: { chunkChars: 5 },
+      },
+    ]);
+    const deltas: string[] = [];
+    const reply = await model.complete(ask({ tools: [STATUS_TOOL], onText: (d) => deltas.push(d) }));
+    expect(deltas.join('')).toBe('Checking both.');
+    expect(reply).toMatchObject({ content: 'Checking both.', finishReason: 'tool_calls' });
+    expect(reply.toolCalls).toEqual([
+      { id: 'call_a', name: 'http_get', arguments: '{"url": "https://status.example/payments"}' },
+      { id: 'call_b', name: 'http_get', arguments: '{"url": "https://status.exa' },
+    ]);
+  });
+
+  it('reports no usage when the stream carries none, and a refusal or a cut-off like a whole reply', async () => {
+    const { model } = await setUp([
+      { content: 'ok', usage: null },
+      { refusal: 'I cannot help with that.' },
+      { content: 'The first half of', finishReason: 'length' },
+    ]);
+    const onText = () => {};
+    expect((await model.complete(ask({ onText }))).usage).toBeUndefined();
+    expect(await model.complete(ask({ onText }))).toMatchObject({
+      content: '',
+      refusal: 'I cannot help with that.',
+    });
+    expect(await model.complete(ask({ onText }))).toMatchObject({
+      content: 'The first half of',
+      finishReason: 'length',
+    });
+  });
+
+  it('turns a stream broken off mid-way into a ModelError, after the deltas that did arrive', async () => {
+    const { model } = await setUp([{ content: 'abcdefghijkl', stream: { chunkChars: 2, breakAfter: 3 } }], {
+      maxRetries: 0,
+    });
+    const deltas: string[] = [];
+    const err = await modelError(model.complete(ask({ onText: (d) => deltas.push(d) })));
+    expect(err.message).toMatch(/model request|model server/);
+    expect(deltas.join('')).toBe('abcd');
+  });
+
+  it('rejects promptly when the signal aborts mid-stream', async () => {
+    const { fake, model } = await setUp([
+      { content: 'x'.repeat(400), stream: { chunkChars: 1, delayMs: 50 } },
+    ]);
+    const controller = new AbortController();
+    const deltas: string[] = [];
+    const pending = modelError(
+      model.complete(ask({ signal: controller.signal, onText: (d) => deltas.push(d) })),
+    );
+    const until = Date.now() + 10_000;
+    while (deltas.length < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+    const aborted = Date.now();
+    controller.abort(new Error('stopped'));
+    const err = await pending;
+    expect(Date.now() - aborted).toBeLessThan(2_000);
+    expect(err.message).toBe('model request aborted: stopped');
+    expect(fake.requests).toHaveLength(1);
+  });
+});
+
 describe.each(FETCHES)('createOpenAIModel over $name: request mapping', ({ fetch: f }) => {
   beforeEach(() => {
     fetchUnderTest = f;
@@ -413,7 +510,7 @@ describe('startFakeOpenAI', () => {
     expect(err.message).toContain('script exhausted');
   });
 
-  it('serves the path without /v1, refuses streaming and unknown routes, and takes pushed steps', async () => {
+  it('serves the path without /v1, refuses stream_options without a stream and unknown routes, and takes pushed steps', async () => {
     fake = await startFakeOpenAI();
     fake.push({ content: 'pushed' });
     const root = fake.url.replace(/\/v1$/, '');
@@ -421,8 +518,8 @@ describe('startFakeOpenAI', () => {
       fetch(`${root}${path}`, { method: 'POST', body: JSON.stringify(body) });
     const chat = { model: 'm', messages: [{ role: 'user', content: 'hi' }] };
 
-    const streamed = await post('/v1/chat/completions', { ...chat, stream: true });
-    expect(streamed.status).toBe(400);
+    const options = await post('/v1/chat/completions', { ...chat, stream_options: { include_usage: true } });
+    expect(options.status).toBe(400);
     expect((await post('/v1/embeddings', chat)).status).toBe(404);
     const ok = await post('/chat/completions', chat);
     expect(ok.status).toBe(200);

@@ -78,7 +78,8 @@ function safeJson(text: string): unknown {
 export function spawnLoopgate(entry: Entry, env: Record<string, string>, cwd: string): LoopgateProcess {
   const child = spawn(TSX, [ENTRIES[entry]], {
     cwd,
-    env: { PATH: process.env.PATH ?? '', ...env },
+    // Agent surfaces only where a test asks for them (the fake answers them; most tests read placeholders).
+    env: { PATH: process.env.PATH ?? '', SLACK_AGENT_SURFACES: 'off', ...env },
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

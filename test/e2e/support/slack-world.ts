@@ -20,6 +20,7 @@ import {
   startHttpFixture,
 } from '../../fakes/http-fixtures.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../../fakes/openai-server.js';
+import type { AgentSurfaceOptions } from '../../fakes/slack-agent-surfaces.js';
 import {
   type FakeSlack,
   type RecordedCall,
@@ -95,6 +96,11 @@ export interface SlackWorldOptions {
   workerEnv?: Record<string, string>;
   /** `tools.http_request.timeoutSeconds`; default the tool's own. */
   httpRequestTimeoutSeconds?: number;
+  /**
+   * Slack's agent surfaces (SLACK_AGENT_SURFACES=auto) with the fake's stream and session methods, as
+   * configured; default off (every run shows in its placeholder message).
+   */
+  agentSurfaces?: boolean | AgentSurfaceOptions;
 }
 
 /** A question as the bot received it. */
@@ -289,6 +295,7 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
       token: SLACK_TOKEN,
       groups: { [PEOPLE.sreGroup]: [PEOPLE.sreA, PEOPLE.sreB] },
       users: { [PEOPLE.requester]: { tz: REQUESTER_TZ } },
+      ...(typeof options.agentSurfaces === 'object' ? { agentSurfaces: options.agentSurfaces } : {}),
     });
     fixture = await startHttpFixture(async (req, res) => {
       if (req.method === 'GET' && req.path.startsWith('/status/')) {
@@ -339,6 +346,7 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
       SLACK_API_URL: slack.apiUrl,
       LOOPGATE_CONFIG: configPath,
       WORKER_LOCK_MS: '2000',
+      SLACK_AGENT_SURFACES: options.agentSurfaces ? 'auto' : 'off',
       LOG_LEVEL: 'info',
       // The policy names it, so every process checks it exists.
       ...(fallbackOpenai ? { FALLBACK_OPENAI_KEY: 'sk-fallback' } : {}),
