@@ -1,4 +1,4 @@
-import { mkdirSync, openSync, closeSync, statSync, unlinkSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, statSync, unlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -55,8 +55,10 @@ import { livenessRoute } from './health.js';
 import { homeOpened } from './home.js';
 import { createJobBatcher } from './job-batcher.js';
 import { noticeModal } from './notice-modal.js';
+import { sessionStopped } from './session-stop.js';
 import { botSlack } from './slack-calls.js';
 import {
+  agentSessionStoppedSchema,
   appHomeOpenedSchema,
   blockActionSchema,
   type ClickTarget,
@@ -263,6 +265,25 @@ function registerListeners(app: App, ctx: BotContext, queueDeadlineMs?: number):
   };
   app.event('app_mention', onMessage);
   app.event('message', onMessage);
+
+  // Awaited: acked once the cancel is recorded; a Redis failure leaves it unacked for Slack to redeliver.
+  app.event('agent_session_stopped', async ({ body, event, context }) => {
+    const envelope = eventEnvelopeSchema.parse(body);
+    const stopped = agentSessionStoppedSchema.safeParse(event);
+    if (!stopped.success) {
+      ctx.logger.warn(
+        { eventId: envelope.event_id, problem: stopped.error.message },
+        'unreadable stop event',
+      );
+      return;
+    }
+    await sessionStopped(ctx, {
+      event: stopped.data,
+      eventId: envelope.event_id,
+      teamId: envelope.team_id,
+      retryNum: context.retryNum,
+    });
+  });
 
   app.event('app_home_opened', async ({ body, event }) => {
     const envelope = eventEnvelopeSchema.parse(body);

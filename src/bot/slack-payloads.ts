@@ -99,3 +99,16 @@ export function clickTarget(action: BlockAction): ClickTarget {
     teamId: action.team?.id ?? undefined,
   };
 }
+
+/**
+ * `agent_session_stopped`: someone clicked the native stop button of the agent session in a thread.
+ * `streaming_message_ts` lists the app's streams Slack stopped (empty when none was active).
+ */
+export const agentSessionStoppedSchema = z.looseObject({
+  type: z.literal('agent_session_stopped'),
+  channel: id,
+  thread_ts: id,
+  user: id,
+  streaming_message_ts: z.array(z.string()).default([]),
+});
+export type AgentSessionStopped = z.infer<typeof agentSessionStoppedSchema>;

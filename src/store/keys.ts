@@ -73,6 +73,10 @@ export const STORE_LAYOUT = 2;
  *   <p>:thread:{<team>-<channel>-<threadTs>}:inbox     list  start jobs queued behind that run
  *   <p>:thread:{<team>-<channel>-<threadTs>}:grants    hash  grants in force in the thread (JSON by id)
  *
+ * Pub/sub channel (no key: PUBLISH reaches every node of a Cluster), a hint only:
+ *   <p>:cancels   run ids published right after a run's `cancel` field was written; workers use it to
+ *                 abort a run's model request at once, after reading that field themselves
+ *
  * Grant indexes (zsets of `<team>/<channel>/<threadTs>/<grantId>` by expiry, single-key commands):
  *   <p>:idx:grants:user:<teamId>:<userId>   <p>:idx:grants:channel:<teamId>:<channelId>
  *
@@ -110,6 +114,8 @@ export interface KeyScheme {
   userIndex(teamId: string, userId: string): string;
   readonly pendingApprovals: string;
   readonly audit: string;
+  /** Pub/sub channel announcing cancelled run ids (a hint: the run header's `cancel` field is the truth). */
+  readonly cancels: string;
   thread(teamId: string, channelId: string, threadTs: string): ThreadKeys;
   /** A fixed-window counter of inbound messages: `parts` name the user or thread, `window` its start. */
   rate(kind: 'user' | 'thread', parts: readonly string[], window: number): string;
@@ -159,6 +165,7 @@ export function keyScheme(prefix: string): KeyScheme {
     userIndex: (teamId, userId) => `${p}:idx:user:${safePart(teamId)}:${safePart(userId)}`,
     pendingApprovals: `${p}:idx:pending-approvals`,
     audit: `${p}:audit`,
+    cancels: `${p}:cancels`,
     rate: (kind, parts, window) => `${p}:rate:${kind}:${parts.map(safePart).join('-')}:${window}`,
     thread: (teamId, channelId, threadTs) => {
       const base = `${p}:thread:{${safePart(teamId)}-${safePart(channelId)}-${safePart(threadTs)}}:`;

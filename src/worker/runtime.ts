@@ -6,6 +6,7 @@ import type { RunsQueue } from '../queue/runs-queue.js';
 import type { Notifier } from '../slack/notifier-port.js';
 import type { Approvers } from '../store/records.js';
 import type { Store } from '../store/store.js';
+import type { CancelWatch } from './cancel-watch.js';
 import type { RequesterSlots } from './requester-slots.js';
 
 /** What the worker needs to know of the policy, so tests can pass it without a config file. */
@@ -52,4 +53,9 @@ export interface WorkerRuntime {
   untrustedToolText?: (tool: string) => string | undefined;
   /** The sub-agents of the policy (`agents:`); absent: none. Their `ask_` tools are in `tools`. */
   agents?: AgentRuntime;
+  /**
+   * Tells a job at once that its run was cancelled (the engine's `cancelSignal`); absent: a cancel is
+   * seen at step boundaries only.
+   */
+  cancels?: CancelWatch;
 }
