@@ -50,6 +50,7 @@ import type { BotContext } from './context.js';
 import { detailsClicked, fullTextClicked } from './details.js';
 import { editClicked, editSubmitted } from './edit.js';
 import { messageReceived, NotQueuedError } from './events.js';
+import { feedbackClicked, feedbackSubmitted } from './feedback.js';
 import { grantClicked, grantSubmitted, revokeGrant } from './grants.js';
 import { livenessRoute } from './health.js';
 import { homeOpened } from './home.js';
@@ -324,6 +325,24 @@ function registerListeners(app: App, ctx: BotContext, queueDeadlineMs?: number):
   );
   app.action(ACTION_IDS.details, onClick('details click', detailsClicked));
   app.action(ACTION_IDS.fullText, onClick('full text click', fullTextClicked));
+  app.action(
+    ACTION_IDS.feedback,
+    onClick('feedback click', async (c, target) => {
+      await feedbackClicked(c, target);
+    }),
+  );
+
+  app.view(CALLBACK_IDS.feedbackComment, async ({ ack, body }) => {
+    const submission = viewSubmissionSchema.parse(body);
+    const problem = await feedbackSubmitted(ctx, submission.user.id, submission.view).catch(
+      (error: unknown) => {
+        ctx.logger.error({ err: error, user: submission.user.id }, 'feedback comment not recorded');
+        return 'Your comment could not be recorded; please try again.';
+      },
+    );
+    if (problem === null) await ack();
+    else await ack({ response_action: 'update', view: noticeModal('Feedback', problem) });
+  });
 
   app.view(CALLBACK_IDS.rejectReason, async ({ ack, body }) => {
     const submission = viewSubmissionSchema.parse(body);

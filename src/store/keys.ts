@@ -20,6 +20,8 @@ export const STORE_LAYOUT = 2;
  *   <p>:run:{<runId>}:compactions       list   one JSON compaction record per element, only ever RPUSHed
  *   <p>:run:{<runId>}:results           hash   long tool results kept for read_result: handle -> text,
  *                                              and `#bytes`, the bytes of all of them (keepResult-3.lua)
+ *   <p>:run:{<runId>}:feedback          hash   feedback on the run's answer: user id -> JSON record
+ *                                              (feedback-store.ts; first click per person wins)
  *   <p>:run:{<runId>}:lease             hash   {token, holder, nonce}, expires with the lease (PX)
  *   <p>:run:{<runId>}:approvals         set    approval ids of the run
  *   <p>:run:{<runId>}:approval:<id>     hash   one approval record
@@ -64,6 +66,7 @@ export const STORE_LAYOUT = 2;
  *   <p>:idx:user:<teamId>:<userId>        zset   run ids by creation time
  *   <p>:idx:pending-approvals             zset   approval ids by expiry time
  *   <p>:audit                             stream decisions, capped with MAXLEN ~
+ *   <p>:idx:feedback                      zset   `<runId> <userId>` by time of the click (export)
  *   <p>:rate:<user|thread>:<ids>:<window>  string inbound messages counted in one minute (expires)
  *
  * A Slack thread's memory shares the thread's own tag, so the thread scripts stay in one slot:
@@ -100,6 +103,7 @@ export interface RunKeys {
   approvals: string;
   compactions: string;
   results: string;
+  feedback: string;
   /** `<p>:run:{<runId>}:`: the Lua scripts append `approval:<id>` / `ledger:<id>` to it. */
   base: string;
 }
@@ -114,6 +118,8 @@ export interface KeyScheme {
   userIndex(teamId: string, userId: string): string;
   readonly pendingApprovals: string;
   readonly audit: string;
+  /** zset of `<runId> <userId>` by time of the feedback click. */
+  readonly feedbackIndex: string;
   /** Pub/sub channel announcing cancelled run ids (a hint: the run header's `cancel` field is the truth). */
   readonly cancels: string;
   thread(teamId: string, channelId: string, threadTs: string): ThreadKeys;
@@ -149,6 +155,7 @@ export function keyScheme(prefix: string): KeyScheme {
       approvals: `${base}approvals`,
       compactions: `${base}compactions`,
       results: `${base}results`,
+      feedback: `${base}feedback`,
     };
   };
   const approvalBase = (approvalId: string): string => {
@@ -166,6 +173,7 @@ export function keyScheme(prefix: string): KeyScheme {
     pendingApprovals: `${p}:idx:pending-approvals`,
     audit: `${p}:audit`,
     cancels: `${p}:cancels`,
+    feedbackIndex: `${p}:idx:feedback`,
     rate: (kind, parts, window) => `${p}:rate:${kind}:${parts.map(safePart).join('-')}:${window}`,
     thread: (teamId, channelId, threadTs) => {
       const base = `${p}:thread:{${safePart(teamId)}-${safePart(channelId)}-${safePart(threadTs)}}:`;

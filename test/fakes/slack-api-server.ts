@@ -223,6 +223,31 @@ export function blockProblems(blocks: unknown, surface: 'message' | 'view'): str
           problems.push(`context needs 1-${LIMITS.contextElements} elements ${at}`);
         }
         break;
+      case 'context_actions': {
+        // Feedback and icon buttons: messages only, 1-5 elements; a feedback button's text is plain
+        // text of at most 75 characters and its value at most 2,000.
+        if (surface === 'view') problems.push(`context_actions blocks are not allowed in views ${at}`);
+        const elements = Array.isArray(block.elements) ? block.elements.map(record) : [];
+        if (elements.length === 0 || elements.length > 5)
+          problems.push(`context_actions needs 1-5 elements ${at}`);
+        for (const el of elements) {
+          if (el?.type !== 'feedback_buttons') {
+            if (el?.type !== 'icon_button') problems.push(`unsupported context_actions element ${at}`);
+            continue;
+          }
+          for (const side of ['positive_button', 'negative_button']) {
+            const b = record(el[side]);
+            const text = record(b?.text);
+            if (!b || text?.type !== 'plain_text' || textOf(text).length === 0 || textOf(text).length > 75) {
+              problems.push(`feedback_buttons.${side} needs a plain_text text of 1-75 characters ${at}`);
+            }
+            if (typeof b?.value !== 'string' || b.value.length === 0 || b.value.length > 2_000) {
+              problems.push(`feedback_buttons.${side} needs a value of 1-2000 characters ${at}`);
+            }
+          }
+        }
+        break;
+      }
       case 'actions': {
         const elements = Array.isArray(block.elements) ? block.elements : [];
         if (elements.length === 0 || elements.length > LIMITS.actionsElements) {
