@@ -32,6 +32,7 @@ import { ACTION_IDS, CALLBACK_IDS } from '../slack/ids.js';
 import { parseGrantRef } from '../store/grant-store.js';
 import type { Store } from '../store/index.js';
 import { AckAfterProcessingReceiver } from './ack-after-processing.js';
+import { assistantThreadContextChanged, assistantThreadStarted } from './agent-pane.js';
 import {
   approveClicked,
   decisionNotRecordedText,
@@ -61,6 +62,7 @@ import { botSlack } from './slack-calls.js';
 import {
   agentSessionStoppedSchema,
   appHomeOpenedSchema,
+  assistantThreadEventSchema,
   blockActionSchema,
   type ClickTarget,
   clickTarget,
@@ -285,6 +287,24 @@ function registerListeners(app: App, ctx: BotContext, queueDeadlineMs?: number):
       retryNum: context.retryNum,
     });
   });
+
+  // The agent pane: awaited, so a Redis failure leaves the event unacked for Slack to redeliver.
+  const onPaneEvent =
+    (handle: typeof assistantThreadStarted) =>
+    async ({ body, event }: { body: unknown; event: unknown }) => {
+      const envelope = eventEnvelopeSchema.parse(body);
+      const parsed = assistantThreadEventSchema.safeParse(event);
+      if (!parsed.success) {
+        ctx.logger.warn(
+          { eventId: envelope.event_id, problem: parsed.error.message },
+          'unreadable agent pane event',
+        );
+        return;
+      }
+      await handle(ctx, parsed.data, envelope.team_id);
+    };
+  app.event('assistant_thread_started', onPaneEvent(assistantThreadStarted));
+  app.event('assistant_thread_context_changed', onPaneEvent(assistantThreadContextChanged));
 
   app.event('app_home_opened', async ({ body, event }) => {
     const envelope = eventEnvelopeSchema.parse(body);

@@ -112,3 +112,19 @@ export const agentSessionStoppedSchema = z.looseObject({
   streaming_message_ts: z.array(z.string()).default([]),
 });
 export type AgentSessionStopped = z.infer<typeof agentSessionStoppedSchema>;
+
+/**
+ * `assistant_thread_started` and `assistant_thread_context_changed`: someone opened a thread in the app's
+ * agent pane (a DM with the app), or looked at another conversation while it is open. `context` names
+ * that conversation (empty when they look at none).
+ */
+export const assistantThreadEventSchema = z.looseObject({
+  type: z.enum(['assistant_thread_started', 'assistant_thread_context_changed']),
+  assistant_thread: z.looseObject({
+    user_id: id,
+    channel_id: id,
+    thread_ts: id,
+    context: z.looseObject({ channel_id: z.string().optional(), team_id: z.string().optional() }).default({}),
+  }),
+});
+export type AssistantThreadEvent = z.infer<typeof assistantThreadEventSchema>;

@@ -75,6 +75,9 @@ export const STORE_LAYOUT = 2;
  *   <p>:thread:{<team>-<channel>-<threadTs>}:active    string the run now working in the thread
  *   <p>:thread:{<team>-<channel>-<threadTs>}:inbox     list  start jobs queued behind that run
  *   <p>:thread:{<team>-<channel>-<threadTs>}:grants    hash  grants in force in the thread (JSON by id)
+ *   <p>:thread:{<team>-<channel>-<threadTs>}:pane      hash  an agent pane thread: `viewing` (JSON: the
+ *                                                       channel the person looks at), `titled` (1 once
+ *                                                       its title was set)
  *
  * Pub/sub channel (no key: PUBLISH reaches every node of a Cluster), a hint only:
  *   <p>:cancels   run ids published right after a run's `cancel` field was written; workers use it to
@@ -133,6 +136,8 @@ export interface ThreadKeys {
   inbox: string;
   /** hash   grants in force in the thread, by grant id (src/store/grant-store.ts) */
   grants: string;
+  /** hash   an agent pane thread's context (`viewing`) and whether its title was set (`titled`) */
+  pane: string;
 }
 
 /** Removes hash-tag braces: `{loopgate}` -> `loopgate`, `app:{lg}` -> `app:lg`. */
@@ -182,6 +187,7 @@ export function keyScheme(prefix: string): KeyScheme {
         active: `${base}active`,
         inbox: `${base}inbox`,
         grants: `${base}grants`,
+        pane: `${base}pane`,
       };
     },
   };

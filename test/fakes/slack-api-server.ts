@@ -157,7 +157,7 @@ type Answer = { status?: number; body: Args | null; headers?: Record<string, str
 type Handler = (args: Args) => Answer;
 
 /** Form fields @slack/web-api sends as JSON strings. */
-const JSON_FIELDS = new Set(['blocks', 'attachments', 'view', 'metadata', 'chunks', 'unfurls']);
+const JSON_FIELDS = new Set(['blocks', 'attachments', 'view', 'metadata', 'chunks', 'unfurls', 'prompts']);
 
 const LIMITS = {
   messageBlocks: 50,
@@ -595,6 +595,27 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
       const threadTs = str(args.thread_ts);
       if (!channel || !threadTs) return fail('invalid_arguments');
       statuses.set(`${channel}:${threadTs}`, typeof args.status === 'string' ? args.status : '');
+      return ok();
+    },
+
+    // Agent pane threads: at most 4 prompts, each with a title and a message; a title needs its text.
+    'assistant.threads.setSuggestedPrompts': (args) => {
+      if (!str(args.channel_id) || !str(args.thread_ts)) return fail('invalid_arguments');
+      const prompts = Array.isArray(args.prompts) ? args.prompts.map(record) : [];
+      if (prompts.length === 0 || prompts.length > 4) return fail('invalid_arguments');
+      for (const p of prompts) {
+        if (
+          typeof p?.title !== 'string' ||
+          p.title === '' ||
+          typeof p.message !== 'string' ||
+          p.message === ''
+        )
+          return fail('invalid_arguments');
+      }
+      return ok();
+    },
+    'assistant.threads.setTitle': (args) => {
+      if (!str(args.channel_id) || !str(args.thread_ts) || !str(args.title)) return fail('invalid_arguments');
       return ok();
     },
 
