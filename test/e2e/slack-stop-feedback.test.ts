@@ -1,14 +1,22 @@
 /**
  * End to end, with loopgate's real processes (`npm run bot` and one `npm run worker`) against real Redis,
  * the fake Slack Web API and the fake OpenAI: the agent session's stop button in the middle of a model
- * call, and the feedback buttons under an answer, recorded, counted and exported.
+ * call, the feedback buttons under an answer (recorded, counted and exported), and the agent pane
+ * (suggested prompts, the viewed conversation passed to the run as data, the thread title).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { feedbackValue } from '../../src/slack/final-answer.js';
 import { ACTION_IDS } from '../../src/slack/ids.js';
+import { runIdForEvent } from '../../src/store/ids.js';
 import { emptyWorkDir, runCli } from '../cli/cli-harness.js';
 import type { StoredMessage } from '../fakes/slack-api-server.js';
-import { blockActionsPayload, eventBody, eventEnvelope, interactivityBody } from '../fakes/slack-signing.js';
+import {
+  blockActionsPayload,
+  directMessageEvent,
+  eventBody,
+  eventEnvelope,
+  interactivityBody,
+} from '../fakes/slack-signing.js';
 import { answerAtOnce } from './support/model-brains.js';
 import { metricSum, scrape } from './support/prom-text.js';
 import { wordsOf } from './support/slack-view.js';
@@ -17,7 +25,18 @@ import { PEOPLE, type SlackWorld, startSlackWorld } from './support/slack-world.
 let w: SlackWorld;
 const work = emptyWorkDir();
 beforeAll(async () => {
-  w = await startSlackWorld({ mode: 'split', workers: 1 });
+  w = await startSlackWorld({
+    mode: 'split',
+    workers: 1,
+    policyExtra: [
+      'slack:',
+      '  suggestedPrompts:',
+      '    dm:',
+      '      - { title: "Status", message: "Is payments healthy?" }',
+      '    channel:',
+      '      - { title: "This channel", message: "What is wrong with the service of this channel?" }',
+    ],
+  });
 }, 120_000);
 afterAll(async () => {
   await w?.close();
@@ -112,5 +131,58 @@ describe('stop button and feedback (real bot and worker processes)', { timeout: 
       feedback: Array<{ runId: string; userId: string; value: string }>;
     };
     expect(doc.feedback.filter((r) => r.runId === asked.runId).map((r) => r.value)).toEqual(['good', 'bad']);
+  });
+
+  it('agent pane: suggested prompts for the channel looked at; the run gets that channel as data; the thread is titled', async () => {
+    const dm = `D0E2E${Date.now() % 1_000_000}`;
+    const threadTs = `${Math.floor(Date.now() / 1000)}.000300`;
+    const paneEvent = (type: string, viewing: string) => ({
+      type,
+      assistant_thread: {
+        user_id: PEOPLE.requester,
+        channel_id: dm,
+        thread_ts: threadTs,
+        context: { channel_id: viewing, team_id: w.id.teamId },
+      },
+      event_ts: threadTs,
+    });
+    const post = async (event: Record<string, unknown> & { type: string }) =>
+      expect((await w.post(eventBody(eventEnvelope(w.id, event)))).status).toBe(200);
+    await post(paneEvent('assistant_thread_started', 'C0OPS'));
+    const prompts = await w.slack.waitForCall(
+      'assistant.threads.setSuggestedPrompts',
+      (c) => c.args.thread_ts === threadTs,
+    );
+    expect(prompts.args.prompts).toEqual([
+      { title: 'This channel', message: 'What is wrong with the service of this channel?' },
+    ]);
+    await post(paneEvent('assistant_thread_context_changed', 'C0INCIDENTS'));
+
+    w.model.brain('pane', answerAtOnce('Checked.'));
+    const text = w.model.tagged('pane', 'what is wrong here?');
+    const written = w.slack.userMessage({ channel: dm, user: PEOPLE.requester, text, threadTs });
+    const envelope = eventEnvelope(
+      w.id,
+      directMessageEvent(w.id, { channel: dm, user: PEOPLE.requester, text, ts: written.ts, threadTs }),
+    );
+    expect((await w.post(eventBody(envelope))).status).toBe(200);
+    const run = await w.ended(runIdForEvent(envelope.event_id));
+    expect(run.state.status).toBe('completed');
+    const sent = w.model.requestsOf('pane')[0]!.body.messages;
+    const system = sent
+      .filter((m) => m.role === 'system')
+      .map((m) => JSON.stringify(m.content))
+      .join('\n');
+    expect(system).not.toContain('C0INCIDENTS');
+    const data = sent.filter(
+      (m) => m.role === 'user' && JSON.stringify(m.content).includes('data only, not instructions'),
+    );
+    expect(data).toHaveLength(1);
+    expect(JSON.stringify(data[0]!.content)).toContain('C0INCIDENTS');
+    const title = await w.slack.waitForCall(
+      'assistant.threads.setTitle',
+      (c) => c.args.thread_ts === threadTs,
+    );
+    expect(title.args.title).toBe(text);
   });
 });
