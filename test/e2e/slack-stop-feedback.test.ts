@@ -60,6 +60,8 @@ describe('stop button and feedback (real bot and worker processes)', { timeout: 
     const asked = await w.ask(channel, PEOPLE.requester, w.model.tagged('stop-mid-call', 'is payments ok?'));
     await w.waitFor('the model request', () => w.model.requestsOf('stop-mid-call').length === 1);
 
+    const stops = async () => metricSum(await scrape(w.botMetricsUrl), 'loopgate_stop_clicks_total');
+    const stopsBefore = await stops();
     const clicked = performance.now();
     const res = await w.post(
       eventBody(eventEnvelope(w.id, stopEvent(channel, asked.threadTs, PEOPLE.requester))),
@@ -77,6 +79,7 @@ describe('stop button and feedback (real bot and worker processes)', { timeout: 
       .thread(channel, asked.threadTs)
       .filter((m: StoredMessage) => m.bot_id && wordsOf(m).includes(`Cancelled by <@${PEOPLE.requester}>`));
     expect(said).toHaveLength(1);
+    expect((await stops()) - stopsBefore).toBe(1);
     // The run has ended (nothing can ask the model for it any more): still the one request.
     expect(w.model.requestsOf('stop-mid-call')).toHaveLength(1);
   });
