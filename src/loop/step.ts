@@ -51,6 +51,8 @@ export async function step(given: RunState, deps: EngineDeps): Promise<StepOutco
   const tools = toolSchemas(runTools(given, deps));
   // What the model sees, compacted first when the request would pass the window's threshold.
   const fitted = await fitWindow(given, tools, deps);
+  // A cancel that cut a compaction short: the run stays as it was, and stops at the boundary.
+  if (!fitted.ok && deps.cancelSignal?.aborted) return { type: 'run_again', state: given };
   if (!fitted.ok) return final(await save(endRun(fitted.state, fitted.stop, deps), deps));
   const state = fitted.state === given ? given : await save(fitted.state, deps);
   const started = deps.clock.now();
