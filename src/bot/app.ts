@@ -32,6 +32,7 @@ import { ACTION_IDS, CALLBACK_IDS } from '../slack/ids.js';
 import { parseGrantRef } from '../store/grant-store.js';
 import type { Store } from '../store/index.js';
 import { AckAfterProcessingReceiver } from './ack-after-processing.js';
+import { assistantThreadContextChanged, assistantThreadStarted } from './agent-pane.js';
 import {
   approveClicked,
   decisionNotRecordedText,
@@ -50,14 +51,18 @@ import type { BotContext } from './context.js';
 import { detailsClicked, fullTextClicked } from './details.js';
 import { editClicked, editSubmitted } from './edit.js';
 import { messageReceived, NotQueuedError } from './events.js';
+import { feedbackClicked, feedbackSubmitted } from './feedback.js';
 import { grantClicked, grantSubmitted, revokeGrant } from './grants.js';
 import { livenessRoute } from './health.js';
 import { homeOpened } from './home.js';
 import { createJobBatcher } from './job-batcher.js';
 import { noticeModal } from './notice-modal.js';
+import { sessionStopped } from './session-stop.js';
 import { botSlack } from './slack-calls.js';
 import {
+  agentSessionStoppedSchema,
   appHomeOpenedSchema,
+  assistantThreadEventSchema,
   blockActionSchema,
   type ClickTarget,
   clickTarget,
@@ -264,6 +269,43 @@ function registerListeners(app: App, ctx: BotContext, queueDeadlineMs?: number):
   app.event('app_mention', onMessage);
   app.event('message', onMessage);
 
+  // Awaited: acked once the cancel is recorded; a Redis failure leaves it unacked for Slack to redeliver.
+  app.event('agent_session_stopped', async ({ body, event, context }) => {
+    const envelope = eventEnvelopeSchema.parse(body);
+    const stopped = agentSessionStoppedSchema.safeParse(event);
+    if (!stopped.success) {
+      ctx.logger.warn(
+        { eventId: envelope.event_id, problem: stopped.error.message },
+        'unreadable stop event',
+      );
+      return;
+    }
+    await sessionStopped(ctx, {
+      event: stopped.data,
+      eventId: envelope.event_id,
+      teamId: envelope.team_id,
+      retryNum: context.retryNum,
+    });
+  });
+
+  // The agent pane: awaited, so a Redis failure leaves the event unacked for Slack to redeliver.
+  const onPaneEvent =
+    (handle: typeof assistantThreadStarted) =>
+    async ({ body, event }: { body: unknown; event: unknown }) => {
+      const envelope = eventEnvelopeSchema.parse(body);
+      const parsed = assistantThreadEventSchema.safeParse(event);
+      if (!parsed.success) {
+        ctx.logger.warn(
+          { eventId: envelope.event_id, problem: parsed.error.message },
+          'unreadable agent pane event',
+        );
+        return;
+      }
+      await handle(ctx, parsed.data, envelope.team_id);
+    };
+  app.event('assistant_thread_started', onPaneEvent(assistantThreadStarted));
+  app.event('assistant_thread_context_changed', onPaneEvent(assistantThreadContextChanged));
+
   app.event('app_home_opened', async ({ body, event }) => {
     const envelope = eventEnvelopeSchema.parse(body);
     const opened = appHomeOpenedSchema.parse(event);
@@ -303,6 +345,24 @@ function registerListeners(app: App, ctx: BotContext, queueDeadlineMs?: number):
   );
   app.action(ACTION_IDS.details, onClick('details click', detailsClicked));
   app.action(ACTION_IDS.fullText, onClick('full text click', fullTextClicked));
+  app.action(
+    ACTION_IDS.feedback,
+    onClick('feedback click', async (c, target) => {
+      await feedbackClicked(c, target);
+    }),
+  );
+
+  app.view(CALLBACK_IDS.feedbackComment, async ({ ack, body }) => {
+    const submission = viewSubmissionSchema.parse(body);
+    const problem = await feedbackSubmitted(ctx, submission.user.id, submission.view).catch(
+      (error: unknown) => {
+        ctx.logger.error({ err: error, user: submission.user.id }, 'feedback comment not recorded');
+        return 'Your comment could not be recorded; please try again.';
+      },
+    );
+    if (problem === null) await ack();
+    else await ack({ response_action: 'update', view: noticeModal('Feedback', problem) });
+  });
 
   app.view(CALLBACK_IDS.rejectReason, async ({ ack, body }) => {
     const submission = viewSubmissionSchema.parse(body);

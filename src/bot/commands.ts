@@ -2,15 +2,12 @@
  * `/loopgate help | status | cancel <run id> | approvals`. Every answer is ephemeral (only the caller sees
  * it) and returned in the command's ack, so nothing goes through response_url.
  */
-import { enabledGatedTools } from '../config/policy.js';
-import { approversFor } from '../config/policy-limits.js';
 import { isFinished } from '../loop/state.js';
 import { type Grant, grantScopeText } from '../policy/grants.js';
-import { addRunJob } from '../queue/index.js';
 import { context, type KnownBlock, section } from '../slack/block-kit.js';
 import { escapeMrkdwn, slackDate } from '../slack/mrkdwn.js';
-import { isRunId, type LoadedRun } from '../store/index.js';
-import { isApprover } from './approvers.js';
+import { isRunId } from '../store/index.js';
+import { mayCancel, requestRunCancel } from './cancel.js';
 import type { BotContext } from './context.js';
 import { revokeGrant } from './grants.js';
 import type { SlashCommand } from './slack-payloads.js';
@@ -116,10 +113,7 @@ async function cancel(
   // The same answer whether the run does not exist or is not the caller's: it tells nothing about others' runs.
   if (!run || !(await mayCancel(ctx, command.user_id, run))) return reply(CANNOT_CANCEL);
   if (isFinished(run.state)) return reply(`Run \`${runId}\` already ended (${run.state.status}).`);
-  const by = command.user_id;
-  await ctx.store.runs.requestCancel(runId, { by, at: ctx.clock.now() });
-  await addRunJob(ctx.queue, { name: 'cancel', data: { v: 1, runId, by } });
-  ctx.logger.info({ runId, by }, 'run cancel requested');
+  await requestRunCancel(ctx, run, command.user_id, 'command');
   const text = `Cancelling run \`${runId}\`: it stops at its next step, and its pending approvals are cancelled.`;
   return reply(text, [
     section(text),
@@ -128,21 +122,3 @@ async function cancel(
 }
 
 export const CANNOT_CANCEL = 'You cannot cancel that run, or it does not exist.';
-
-/**
- * The requester, or an approver of the run's tools who can see its conversation. The run's tools are
- * those it asked approval for; before its first approval, the write and notify tools the policy enables
- * (any of which it may ask for). A Slack lookup that fails counts as no.
- */
-async function mayCancel(ctx: BotContext, userId: string, run: LoadedRun): Promise<boolean> {
-  if (userId === run.state.requester.userId) return true;
-  const asked = new Set((await ctx.store.approvals.listForRun(run.state.runId)).map((a) => a.tool));
-  const tools = asked.size > 0 ? [...asked] : enabledGatedTools(ctx.policy);
-  let approver = false;
-  for (const tool of tools) {
-    approver = (await isApprover(approversFor(ctx.policy, tool), userId, ctx.groups)).ok;
-    if (approver) break;
-  }
-  if (!approver) return false;
-  return ctx.slack.isMember(run.slack.channelId, userId).catch(() => false);
-}

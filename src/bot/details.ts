@@ -6,10 +6,21 @@
 import { traceTree } from '../agents/trace-tree.js';
 import { approvalViewFromRecord } from '../slack/approval-view.js';
 import { fullTextModal } from '../slack/full-text-modal.js';
+import type { TraceFeedback } from '../slack/trace.js';
 import { traceModal } from '../slack/trace-modal.js';
+import type { FeedbackRecord } from '../store/feedback-store.js';
 import { isApprovalId, isRunId } from '../store/index.js';
 import type { BotContext } from './context.js';
 import type { ClickTarget } from './slack-payloads.js';
+
+/** Feedback as the trace shows it. */
+export const feedbackOfTrace = (records: readonly FeedbackRecord[]): TraceFeedback[] =>
+  records.map((r) => ({
+    userId: r.userId,
+    value: r.value,
+    at: r.at,
+    ...(r.comment ? { comment: r.comment } : {}),
+  }));
 
 /**
  * Opens the trace modal of the run named by the button. A run that is gone, or a button whose run lives in
@@ -31,9 +42,13 @@ export async function detailsClicked(ctx: BotContext, target: ClickTarget): Prom
   const trace = await ctx.store.runs.readTrace(runId);
   // Sub-agents' steps show inside the calls that asked them. The click's trigger lives ~3 s: one level
   // of children is loaded in parallel, deeper ones are named only.
+  const [tree, feedback] = await Promise.all([
+    traceTree(ctx.store.runs, run.state, trace, 2),
+    ctx.store.feedback.forRun(runId).catch(() => []),
+  ]);
   await ctx.slack.openView(
     target.triggerId,
-    traceModal(await traceTree(ctx.store.runs, run.state, trace, 2)),
+    traceModal(feedback.length > 0 ? { ...tree, feedback: feedbackOfTrace(feedback) } : tree),
   );
 }
 

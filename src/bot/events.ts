@@ -13,6 +13,7 @@ import { LoopgateError } from '../loop/errors.js';
 import type { StartJobData } from '../queue/index.js';
 import { escapeMrkdwn } from '../slack/mrkdwn.js';
 import type { ThreadRef } from '../store/index.js';
+import { paneContextFor } from './agent-pane.js';
 import type { BotContext } from './context.js';
 import { classifyMessage, type Inbound } from './inbound.js';
 import { withRetries } from './retry.js';
@@ -150,7 +151,10 @@ async function takeMessage(ctx: BotContext, received: ReceivedMessage): Promise<
     return;
   }
 
+  // A question in the agent pane (a DM thread): what the person looks at goes with it, as data.
+  const viewing = inbound.kind === 'dm' ? await paneContextFor(ctx, thread, inbound.text, fields) : undefined;
   const data: StartJobData = {
+    ...(viewing ? { viewing } : {}),
     v: 1,
     eventId: received.eventId,
     teamId: received.teamId,

@@ -26,6 +26,15 @@ export interface BotSlack {
   groupMembers(groupId: string): Promise<string[]>;
   /** Whether `userId` is a member of the conversation (conversations.members, paged). */
   isMember(channel: string, userId: string): Promise<boolean>;
+  /** The prompts offered in an agent pane thread (assistant.threads.setSuggestedPrompts; at most 4). */
+  setSuggestedPrompts(
+    channel: string,
+    threadTs: string,
+    prompts: readonly { title: string; message: string }[],
+    title?: string,
+  ): Promise<void>;
+  /** The title of an agent pane thread (assistant.threads.setTitle). */
+  setThreadTitle(channel: string, threadTs: string, title: string): Promise<void>;
 }
 
 const permalinkReply = z.looseObject({ permalink: z.string() });
@@ -63,6 +72,17 @@ export function botSlack(client: webApi.WebClient): BotSlack {
     },
     async groupMembers(groupId) {
       return membersReply.parse(await client.usergroups.users.list({ usergroup: groupId })).users;
+    },
+    async setSuggestedPrompts(channel, threadTs, prompts, title) {
+      await client.assistant.threads.setSuggestedPrompts({
+        channel_id: channel,
+        thread_ts: threadTs,
+        prompts: prompts.map((p) => ({ title: p.title, message: p.message })),
+        ...(title ? { title } : {}),
+      });
+    },
+    async setThreadTitle(channel, threadTs, title) {
+      await client.assistant.threads.setTitle({ channel_id: channel, thread_ts: threadTs, title });
     },
     async isMember(channel, userId) {
       let cursor: string | undefined;

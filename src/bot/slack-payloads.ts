@@ -99,3 +99,32 @@ export function clickTarget(action: BlockAction): ClickTarget {
     teamId: action.team?.id ?? undefined,
   };
 }
+
+/**
+ * `agent_session_stopped`: someone clicked the native stop button of the agent session in a thread.
+ * `streaming_message_ts` lists the app's streams Slack stopped (empty when none was active).
+ */
+export const agentSessionStoppedSchema = z.looseObject({
+  type: z.literal('agent_session_stopped'),
+  channel: id,
+  thread_ts: id,
+  user: id,
+  streaming_message_ts: z.array(z.string()).default([]),
+});
+export type AgentSessionStopped = z.infer<typeof agentSessionStoppedSchema>;
+
+/**
+ * `assistant_thread_started` and `assistant_thread_context_changed`: someone opened a thread in the app's
+ * agent pane (a DM with the app), or looked at another conversation while it is open. `context` names
+ * that conversation (empty when they look at none).
+ */
+export const assistantThreadEventSchema = z.looseObject({
+  type: z.enum(['assistant_thread_started', 'assistant_thread_context_changed']),
+  assistant_thread: z.looseObject({
+    user_id: id,
+    channel_id: id,
+    thread_ts: id,
+    context: z.looseObject({ channel_id: z.string().optional(), team_id: z.string().optional() }).default({}),
+  }),
+});
+export type AssistantThreadEvent = z.infer<typeof assistantThreadEventSchema>;

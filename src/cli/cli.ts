@@ -33,6 +33,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import('./commands/audit.js')).auditCommand,
   },
   {
+    name: 'feedback',
+    summary: 'list the feedback given on answers (👍 / 👎, comments) for a time range, with totals',
+    load: async () => (await import('./commands/feedback.js')).feedbackCommand,
+  },
+  {
     name: 'check-config',
     summary: 'validate a policy file without starting anything (no Redis needed)',
     load: async () => (await import('./commands/check-config.js')).checkConfigCommand,

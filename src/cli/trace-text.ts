@@ -10,6 +10,7 @@ import {
   type TraceSubagent,
   type TraceToolCall,
 } from '../slack/trace.js';
+import type { FeedbackRecord } from '../store/feedback-store.js';
 import type { ApprovalRecord, LedgerRecord, SlackContext } from '../store/index.js';
 import { duration, shorten, utc } from './format.js';
 
@@ -39,6 +40,8 @@ export interface TraceReport {
   awaitingDecision: string[];
   /** The accepted final answer, its Slack-sized parts joined; null when there is none. */
   answer: string | null;
+  /** Feedback people gave on the answer (the feedback buttons), oldest first. */
+  feedback: FeedbackRecord[];
 }
 
 function callLines(call: TraceToolCall, waiting: boolean, maxChars: number): string[] {
@@ -144,6 +147,13 @@ export function traceText(report: TraceReport, maxChars: number): string {
     lines.push(`Stopped: ${run.stopReason}${run.stopMessage ? `: ${run.stopMessage}` : ''}`);
   } else if (run.stopReason === null) {
     lines.push(run.status === 'awaiting_approval' ? waitingText(report) : 'Not finished yet.');
+  }
+  if (report.feedback.length > 0) {
+    lines.push('', 'Feedback:');
+    for (const f of report.feedback) {
+      const comment = f.comment ? `: ${shorten(f.comment, maxChars)}` : '';
+      lines.push(`  - ${f.value} from ${f.userId} at ${utc(f.at)}${comment}`);
+    }
   }
   return `${lines.join('\n')}\n`;
 }

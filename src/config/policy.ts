@@ -154,6 +154,28 @@ const inboundSection = z.strictObject({
   maxQueuedPerThread: positiveInt(1_000).default(10),
 });
 
+/** One suggested prompt of the agent pane: the button's title and the message it sends. */
+const suggestedPrompt = z.strictObject({
+  title: z.string().trim().min(1).max(100),
+  message: z.string().trim().min(1).max(2_000),
+});
+
+/** Slack surfaces. */
+const slackSection = z.strictObject({
+  /**
+   * Prompts offered when someone opens a new thread in loopgate's agent pane (at most 4 each, Slack's
+   * limit): `channel` while they look at a channel, `dm` otherwise. Empty lists: none are offered.
+   */
+  suggestedPrompts: z
+    .strictObject({
+      /** Shown above the prompts; Slack's default when absent. */
+      title: z.string().trim().min(1).max(150).optional(),
+      dm: z.array(suggestedPrompt).max(4).default([]),
+      channel: z.array(suggestedPrompt).max(4).default([]),
+    })
+    .default({ dm: [], channel: [] }),
+});
+
 /** A tool with no settings is enabled by its key alone (`current_time:` or `current_time: {}`). */
 const noSettings = z.preprocess((v) => v ?? {}, z.strictObject({}));
 
@@ -204,6 +226,8 @@ const policySchema = z.strictObject({
   approvals: approvalsSection.default(() => approvalsSection.parse({})),
   channels: channelsSection.default({ allow: [], prompt: {} }),
   inbound: inboundSection.default(() => inboundSection.parse({})),
+  /** Slack surfaces: the agent pane's suggested prompts. */
+  slack: slackSection.default(() => slackSection.parse({})),
   tools: toolsSection.default({}),
   /** Paths of modules exporting a tool, relative to the policy file. */
   custom: z.array(customEntry).default([]),

@@ -251,7 +251,8 @@ async function summaryCall(
     reply = await deps.model.complete({
       messages,
       tools: [],
-      signal: controller.signal,
+      // A cancel abandons the summary too (the step then leaves the run as it was, to stop).
+      signal: deps.cancelSignal ? AbortSignal.any([controller.signal, deps.cancelSignal]) : controller.signal,
       maxOutputTokens: Math.min(plan.maxOutputTokens, maxOutput),
     });
   } catch (err) {

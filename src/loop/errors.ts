@@ -63,6 +63,13 @@ export class ToolTimeoutError extends LoopgateError {
   }
 }
 
+/** A read call abandoned because someone cancelled its run (EngineDeps.cancelSignal). */
+export class RunCancelledError extends LoopgateError {
+  constructor(readonly toolName: string) {
+    super('cancelled', `${toolName} was abandoned: the run was cancelled`);
+  }
+}
+
 /** A stored run in a format this version cannot read. */
 export class RunStateVersionError extends LoopgateError {
   constructor(readonly found: unknown) {

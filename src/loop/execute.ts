@@ -1,4 +1,4 @@
-import { LoopgateError, ToolFailure, ToolTimeoutError } from './errors.js';
+import { LoopgateError, RunCancelledError, ToolFailure, ToolTimeoutError } from './errors.js';
 import { cutLongText, type Kept } from './large-results.js';
 import { boundResult, dataText } from './observation.js';
 import { classifyFailure, retryDelayMs } from './retry.js';
@@ -22,30 +22,36 @@ export interface CallContext {
 }
 
 /**
- * Runs `fn` with an abort signal that fires after `timeoutMs`. A tool that ignores the signal still
- * loses the race: the call is reported as a timeout, never as "no result".
+ * Runs `fn` with an abort signal that fires after `timeoutMs`, or when `cancel` aborts (the run was
+ * cancelled: RunCancelledError). A tool that ignores the signal still loses the race: the call is
+ * reported as a timeout or as cancelled, never as "no result".
  */
 export async function withTimeout<T>(
   name: string,
   timeoutMs: number,
   fn: (signal: AbortSignal) => Promise<T>,
+  cancel?: AbortSignal,
 ): Promise<T> {
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
+  let onCancel: (() => void) | undefined;
   const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => {
-        const err = new ToolTimeoutError(name, timeoutMs);
-        controller.abort(err);
-        reject(err);
-      },
-      Math.max(0, timeoutMs),
-    );
+    const stop = (err: Error) => {
+      controller.abort(err);
+      reject(err);
+    };
+    timer = setTimeout(() => stop(new ToolTimeoutError(name, timeoutMs)), Math.max(0, timeoutMs));
+    if (cancel) {
+      onCancel = () => stop(new RunCancelledError(name));
+      if (cancel.aborted) onCancel();
+      else cancel.addEventListener('abort', onCancel, { once: true });
+    }
   });
   try {
     return await Promise.race([fn(controller.signal), expired]);
   } finally {
     clearTimeout(timer);
+    if (onCancel) cancel?.removeEventListener('abort', onCancel);
   }
 }
 
@@ -98,6 +104,11 @@ export interface CallLimits {
   notRepeatable?: boolean;
   /** Time left for every attempt and wait together (the run's deadline); absent: unbounded. */
   timeLeftMs?: () => number;
+  /**
+   * Aborts the attempt in flight and any wait before a retry: the run was cancelled (read calls only,
+   * never an approved write). The result is a `cancelled` error.
+   */
+  cancel?: AbortSignal;
   sleep: Sleep;
   random: () => number;
   /** Told of each retry before its wait. Must not throw. */
@@ -156,8 +167,11 @@ export async function executeCall(
   for (let n = 1; ; n++) {
     const left = limits.timeLeftMs?.() ?? Number.POSITIVE_INFINITY;
     try {
-      const raw = await withTimeout(tool.name, Math.max(0, Math.min(limits.timeoutMs, left)), (signal) =>
-        tool.execute(args, toolContext(call, signal)),
+      const raw = await withTimeout(
+        tool.name,
+        Math.max(0, Math.min(limits.timeoutMs, left)),
+        (signal) => tool.execute(args, toolContext(call, signal)),
+        limits.cancel,
       );
       const bounded = await shapeResult(raw, limits);
       const result = attempts.length > 0 && bounded.ok ? { ...bounded, attempts } : bounded;
@@ -188,7 +202,12 @@ export async function executeCall(
       const retried = { attempt: n, code: failed.error.code, message: failed.error.message, delayMs };
       attempts.push(retried);
       limits.onRetry?.(retried);
-      await limits.sleep(delayMs);
+      try {
+        await limits.sleep(delayMs, limits.cancel);
+      } catch {
+        // Only a cancel cuts the wait short.
+        return { result: failure(tool, new RunCancelledError(tool.name), false), durationMs: elapsed() };
+      }
     }
   }
 }

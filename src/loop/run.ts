@@ -24,7 +24,9 @@ export async function runUntilPause(
 ): Promise<RunOutcome> {
   let current = state;
   for (;;) {
-    if (boundary.shouldCancel?.(current)) return { type: 'cancel_requested', state: current };
+    // The signal too: a step whose model request it aborted returns the run unchanged, to stop here.
+    if (boundary.shouldCancel?.(current) || deps.cancelSignal?.aborted)
+      return { type: 'cancel_requested', state: current };
     if (boundary.shouldYield?.()) return { type: 'yielded', state: current };
     const outcome = await step(current, deps);
     if (outcome.type !== 'run_again') return outcome;

@@ -51,6 +51,8 @@ export async function step(given: RunState, deps: EngineDeps): Promise<StepOutco
   const tools = toolSchemas(runTools(given, deps));
   // What the model sees, compacted first when the request would pass the window's threshold.
   const fitted = await fitWindow(given, tools, deps);
+  // A cancel that cut a compaction short: the run stays as it was, and stops at the boundary.
+  if (!fitted.ok && deps.cancelSignal?.aborted) return { type: 'run_again', state: given };
   if (!fitted.ok) return final(await save(endRun(fitted.state, fitted.stop, deps), deps));
   const state = fitted.state === given ? given : await save(fitted.state, deps);
   const started = deps.clock.now();
@@ -64,17 +66,20 @@ export async function step(given: RunState, deps: EngineDeps): Promise<StepOutco
   const controller = new AbortController();
   const deadline = setTimeout(() => controller.abort(), Math.max(0, remainingMs(state, started)));
   const { onModelText } = deps;
+  const cancel = deps.cancelSignal;
   try {
     reply = await deps.model.complete({
       messages: fitted.messages,
       tools,
-      signal: controller.signal,
+      signal: cancel ? AbortSignal.any([controller.signal, cancel]) : controller.signal,
       maxOutputTokens: Math.min(plan.maxOutputTokens, fitted.room),
       ...(onModelText && {
         onText: (delta: string) => onModelText({ runId: state.runId, step: stepNo, delta }),
       }),
     });
   } catch (err) {
+    // Cancelled mid-request: the reply is abandoned, the step not counted; the boundary stops the run.
+    if (cancel?.aborted) return { type: 'run_again', state };
     const counted = { ...state, step: stepNo };
     const refused = afterRefusal(counted, err);
     if (refused && 'state' in refused) return { type: 'run_again', state: await save(refused.state, deps) };
@@ -218,13 +223,15 @@ function trackRepeats(
 }
 
 /**
- * Counts failed results in a row, in call order. Gated calls (not yet results) and calls refused for
- * the flood caps (nothing was tried) leave the count alone.
+ * Counts failed results in a row, in call order. Gated calls (not yet results), calls refused for the
+ * flood caps (nothing was tried) and reads abandoned for a cancel leave the count alone.
  */
 function trackErrors(state: RunState, results: readonly (ToolResult | null)[]): RunState {
   let errors = state.brakes.consecutiveToolErrors;
   for (const r of results) {
-    if (r === null || (!r.ok && r.error.code === 'too_many_calls')) continue;
+    // A read abandoned for a cancel failed through no fault of its own: the run stops anyway.
+    if (r === null || (!r.ok && (r.error.code === 'too_many_calls' || r.error.code === 'cancelled')))
+      continue;
     errors = r.ok ? 0 : errors + 1;
   }
   return { ...state, brakes: { ...state.brakes, consecutiveToolErrors: errors } };
@@ -279,6 +286,7 @@ async function runReads(
         maxObservationChars: state.limits.maxObservationChars,
         ...retryPlanFor(p.tool),
         timeLeftMs: () => remainingMs(state, deps.clock.now()),
+        ...(deps.cancelSignal ? { cancel: deps.cancelSignal } : {}),
         ...keeperFor(state, deps, p.call.id),
         sleep: deps.sleep ?? realSleep,
         random: deps.random ?? Math.random,

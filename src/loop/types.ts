@@ -355,6 +355,14 @@ export interface EngineDeps {
    * Contract: must not throw.
    */
   onModelText?: (text: { runId: string; step: number; delta: string }) => void;
+  /**
+   * Aborted once someone cancelled the run (a durable cancel record exists; the worker learns of it by
+   * pub/sub or polling). The model request and the read calls in flight are abandoned at once (a read
+   * gets a `cancelled` result) and the run stops at the next step boundary. It never reaches an approved
+   * write or notify call: one that started runs to its end and its result is recorded. Absent: a cancel
+   * is seen only at step boundaries.
+   */
+  cancelSignal?: AbortSignal;
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -28,6 +28,10 @@ export interface Metrics {
   eventLoopDelay: Gauge;
   /** 1 while a worker takes new jobs, 0 while its load gate holds them back. */
   takingJobs: Gauge;
+  /** Clicks on an answer's feedback buttons that were recorded (the first per person and run). */
+  feedback: Counter<'value'>;
+  /** Agent session stop buttons that cancelled a run. */
+  stopClicks: Counter;
 }
 
 export interface MetricsSources {
@@ -142,6 +146,17 @@ export function createMetrics(
       help: 'Time a job waited in the queue before a worker took it',
       labelNames: ['job'] as const,
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30],
+      registers,
+    }),
+    feedback: new Counter({
+      name: 'loopgate_feedback_total',
+      help: 'Feedback on answers recorded (the first click per person and run), by value (good, bad)',
+      labelNames: ['value'] as const,
+      registers,
+    }),
+    stopClicks: new Counter({
+      name: 'loopgate_stop_clicks_total',
+      help: 'Agent session stop buttons that cancelled a run',
       registers,
     }),
     jobsProcessed: new Counter({

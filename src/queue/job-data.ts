@@ -31,6 +31,11 @@ export const startJobSchema = z.strictObject({
    * (the original job already completed, so the re-added job needs an id of its own).
    */
   queuedBehind: z.string().refine(isRunId, 'a run id').optional(),
+  /**
+   * Asked in the agent pane: the conversation the person was looking at (Slack's thread context). The
+   * run gets it as data, never as instructions.
+   */
+  viewing: z.strictObject({ channelId: slackId, teamId: slackId.optional() }).optional(),
 });
 
 const belongsToRun = (data: { runId: string; approvalId: string }) => runIdOf(data.approvalId) === data.runId;

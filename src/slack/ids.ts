@@ -19,6 +19,8 @@ export const ACTION_IDS = {
   approveGrant: 'loopgate_approve_grant',
   /** value: a grant reference (see src/policy/grant-store.ts). Revokes that grant. */
   revokeGrant: 'loopgate_revoke_grant',
+  /** The feedback buttons under an answer; value: `good:<runId>` or `bad:<runId>` (final-answer.ts). */
+  feedback: 'loopgate_feedback',
 } as const;
 
 export const CALLBACK_IDS = {
@@ -27,7 +29,11 @@ export const CALLBACK_IDS = {
   fullText: 'loopgate_full_text',
   edit: 'loopgate_edit',
   grant: 'loopgate_grant',
+  feedbackComment: 'loopgate_feedback_comment',
 } as const;
+
+/** block_id / action_id of the comment input in the feedback modal. */
+export const FEEDBACK_COMMENT_INPUT = { blockId: 'comment', actionId: 'comment' } as const;
 
 /** block_id / action_id of the reason input in the reject-reason modal. */
 export const REJECT_REASON_INPUT = { blockId: 'reason', actionId: 'reason' } as const;

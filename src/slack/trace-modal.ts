@@ -200,7 +200,17 @@ function summary(view: TraceView): KnownBlock[] {
     facts.push(`${formatDuration(activeMs)} active`);
   }
   blocks.push(context(facts.join(' · ')));
+  if (view.feedback && view.feedback.length > 0) blocks.push(context(feedbackLine(view.feedback)));
   return [...blocks, ...parent];
+}
+
+/** Who found the answer helpful or not, with their comments, in one context line. */
+function feedbackLine(feedback: NonNullable<TraceView['feedback']>): string {
+  const each = feedback.map((f) => {
+    const comment = f.comment ? ` "${escapeAndTruncate(f.comment, 200, '…')}"` : '';
+    return `${f.value === 'good' ? ':thumbsup:' : ':thumbsdown:'} <@${f.userId}>${comment}`;
+  });
+  return truncate(`*Feedback:* ${each.join(' · ')}`, SLACK_LIMITS.contextText);
 }
 
 const compactionBlock = (c: TraceCompaction): KnownBlock =>

@@ -72,6 +72,15 @@ export interface TraceView {
   usage?: { inputTokens: number; outputTokens: number; costUsd: number; activeMs: number };
   /** Set on a sub-agent's run: whose call it answers. */
   agent?: AgentLink;
+  /** Feedback people gave on the answer (the feedback buttons), oldest first; absent: none. */
+  feedback?: readonly TraceFeedback[];
+}
+
+export interface TraceFeedback {
+  userId: string;
+  value: 'good' | 'bad';
+  at: number;
+  comment?: string;
 }
 
 /** Durations recorded from engine events: by step number (1-based) and by tool call id. */

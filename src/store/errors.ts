@@ -29,6 +29,8 @@ export const ScriptCode = {
   expired: -11,
   /** An edit of an approval that is no longer pending (decided, or replaced by an edit). */
   not_pending: -12,
+  /** A comment on feedback the person never gave (recordFeedback first). */
+  no_feedback: -13,
 } as const;
 
 export type StoreErrorCode =

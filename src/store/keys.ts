@@ -20,6 +20,8 @@ export const STORE_LAYOUT = 2;
  *   <p>:run:{<runId>}:compactions       list   one JSON compaction record per element, only ever RPUSHed
  *   <p>:run:{<runId>}:results           hash   long tool results kept for read_result: handle -> text,
  *                                              and `#bytes`, the bytes of all of them (keepResult-3.lua)
+ *   <p>:run:{<runId>}:feedback          hash   feedback on the run's answer: user id -> JSON record
+ *                                              (feedback-store.ts; first click per person wins)
  *   <p>:run:{<runId>}:lease             hash   {token, holder, nonce}, expires with the lease (PX)
  *   <p>:run:{<runId>}:approvals         set    approval ids of the run
  *   <p>:run:{<runId>}:approval:<id>     hash   one approval record
@@ -64,6 +66,7 @@ export const STORE_LAYOUT = 2;
  *   <p>:idx:user:<teamId>:<userId>        zset   run ids by creation time
  *   <p>:idx:pending-approvals             zset   approval ids by expiry time
  *   <p>:audit                             stream decisions, capped with MAXLEN ~
+ *   <p>:idx:feedback                      zset   `<runId> <userId>` by time of the click (export)
  *   <p>:rate:<user|thread>:<ids>:<window>  string inbound messages counted in one minute (expires)
  *
  * A Slack thread's memory shares the thread's own tag, so the thread scripts stay in one slot:
@@ -72,6 +75,13 @@ export const STORE_LAYOUT = 2;
  *   <p>:thread:{<team>-<channel>-<threadTs>}:active    string the run now working in the thread
  *   <p>:thread:{<team>-<channel>-<threadTs>}:inbox     list  start jobs queued behind that run
  *   <p>:thread:{<team>-<channel>-<threadTs>}:grants    hash  grants in force in the thread (JSON by id)
+ *   <p>:thread:{<team>-<channel>-<threadTs>}:pane      hash  an agent pane thread: `viewing` (JSON: the
+ *                                                       channel the person looks at), `titled` (1 once
+ *                                                       its title was set)
+ *
+ * Pub/sub channel (no key: PUBLISH reaches every node of a Cluster), a hint only:
+ *   <p>:cancels   run ids published right after a run's `cancel` field was written; workers use it to
+ *                 abort a run's model request at once, after reading that field themselves
  *
  * Grant indexes (zsets of `<team>/<channel>/<threadTs>/<grantId>` by expiry, single-key commands):
  *   <p>:idx:grants:user:<teamId>:<userId>   <p>:idx:grants:channel:<teamId>:<channelId>
@@ -96,6 +106,7 @@ export interface RunKeys {
   approvals: string;
   compactions: string;
   results: string;
+  feedback: string;
   /** `<p>:run:{<runId>}:`: the Lua scripts append `approval:<id>` / `ledger:<id>` to it. */
   base: string;
 }
@@ -110,6 +121,10 @@ export interface KeyScheme {
   userIndex(teamId: string, userId: string): string;
   readonly pendingApprovals: string;
   readonly audit: string;
+  /** zset of `<runId> <userId>` by time of the feedback click. */
+  readonly feedbackIndex: string;
+  /** Pub/sub channel announcing cancelled run ids (a hint: the run header's `cancel` field is the truth). */
+  readonly cancels: string;
   thread(teamId: string, channelId: string, threadTs: string): ThreadKeys;
   /** A fixed-window counter of inbound messages: `parts` name the user or thread, `window` its start. */
   rate(kind: 'user' | 'thread', parts: readonly string[], window: number): string;
@@ -121,6 +136,8 @@ export interface ThreadKeys {
   inbox: string;
   /** hash   grants in force in the thread, by grant id (src/store/grant-store.ts) */
   grants: string;
+  /** hash   an agent pane thread's context (`viewing`) and whether its title was set (`titled`) */
+  pane: string;
 }
 
 /** Removes hash-tag braces: `{loopgate}` -> `loopgate`, `app:{lg}` -> `app:lg`. */
@@ -143,6 +160,7 @@ export function keyScheme(prefix: string): KeyScheme {
       approvals: `${base}approvals`,
       compactions: `${base}compactions`,
       results: `${base}results`,
+      feedback: `${base}feedback`,
     };
   };
   const approvalBase = (approvalId: string): string => {
@@ -159,6 +177,8 @@ export function keyScheme(prefix: string): KeyScheme {
     userIndex: (teamId, userId) => `${p}:idx:user:${safePart(teamId)}:${safePart(userId)}`,
     pendingApprovals: `${p}:idx:pending-approvals`,
     audit: `${p}:audit`,
+    cancels: `${p}:cancels`,
+    feedbackIndex: `${p}:idx:feedback`,
     rate: (kind, parts, window) => `${p}:rate:${kind}:${parts.map(safePart).join('-')}:${window}`,
     thread: (teamId, channelId, threadTs) => {
       const base = `${p}:thread:{${safePart(teamId)}-${safePart(channelId)}-${safePart(threadTs)}}:`;
@@ -167,6 +187,7 @@ export function keyScheme(prefix: string): KeyScheme {
         active: `${base}active`,
         inbox: `${base}inbox`,
         grants: `${base}grants`,
+        pane: `${base}pane`,
       };
     },
   };

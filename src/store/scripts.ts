@@ -8,7 +8,7 @@ export type RedisClient = Redis | Cluster;
 /**
  * Key counts of the scripts, as their file names (`<folder>/<name>-<keys>.lua`) declare them. Each
  * folder of ./lua belongs to the store module that runs its scripts (runs, approvals, ledger, threads,
- * leases, results); `shared` holds scripts several modules run, `includes` the fragments they inline.
+ * leases, results, feedback); `shared` holds scripts several modules run, `includes` the fragments they inline.
  */
 const SCRIPT_KEYS = {
   createRun: 3,
@@ -34,6 +34,8 @@ const SCRIPT_KEYS = {
   withdrawEdit: 4,
   escalateApproval: 1,
   keepResult: 3,
+  recordFeedback: 2,
+  commentFeedback: 2,
 } as const;
 
 export type ScriptName = keyof typeof SCRIPT_KEYS;

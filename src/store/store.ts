@@ -1,6 +1,7 @@
 import { ApprovalStore } from './approval-store.js';
 import { AuditLog } from './audit-log.js';
 import { createStoreContext, type StoreContext, type StoreOptions } from './context.js';
+import { FeedbackStore } from './feedback-store.js';
 import { GrantStore } from './grant-store.js';
 import { LeaseStore } from './leases.js';
 import { LedgerStore } from './ledger-store.js';
@@ -24,6 +25,8 @@ export interface Store {
   grants: GrantStore;
   /** Long tool results kept for read_result. */
   results: RunResults;
+  /** Feedback on answers (the feedback buttons). */
+  feedback: FeedbackStore;
   /** The key scheme and options in use (tests and tools). */
   context: StoreContext;
 }
@@ -50,6 +53,7 @@ export function createStore(redis: RedisClient, options: StoreOptions = {}): Sto
     rates: new RateLimits(context),
     grants: new GrantStore(context, audit),
     results: new RunResults(context),
+    feedback: new FeedbackStore(context),
     context,
   };
 }

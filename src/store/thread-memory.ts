@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { canonicalJson } from '../loop/hash.js';
 import type { Message } from '../loop/types.js';
 import type { StoreContext } from './context.js';
@@ -14,6 +15,16 @@ export interface ThreadRef {
 
 /** The turns a thread's next run sees: the questions asked and the answers given, as plain text. */
 export type ThreadTurn = Extract<Message, { role: 'user' } | { role: 'assistant' }>;
+
+/** The conversation a person looks at in Slack while using the agent pane (its thread context). */
+export const viewingSchema = z.strictObject({
+  channelId: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/),
+  teamId: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,64}$/)
+    .optional(),
+});
+export type Viewing = z.infer<typeof viewingSchema>;
 
 export type ClaimResult = 'active' | 'queued' | 'full';
 const CLAIM_REPLIES: Record<number, ClaimResult | undefined> = { 1: 'active', 0: 'queued', 2: 'full' };
@@ -60,6 +71,34 @@ export class ThreadMemory {
       .ltrim(key, -MAX_TURNS, -1)
       .pexpire(key, this.ttlMs())
       .exec();
+  }
+
+  /**
+   * Records the conversation a person looks at while talking to loopgate in its agent pane (Slack's
+   * thread context), replacing the previous one. Kept as long as the thread's memory.
+   */
+  async setViewing(thread: ThreadRef, viewing: Viewing): Promise<void> {
+    const key = this.keys(thread).pane;
+    await this.ctx.redis
+      .multi()
+      .hset(key, 'viewing', JSON.stringify(viewingSchema.parse(viewing)))
+      .pexpire(key, this.ttlMs())
+      .exec();
+  }
+
+  /** The conversation the person looks at, for an agent pane thread; null for any other thread. */
+  async viewing(thread: ThreadRef): Promise<Viewing | null> {
+    const text = await this.ctx.redis.hget(this.keys(thread).pane, 'viewing');
+    if (text === null) return null;
+    const parsed = viewingSchema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : null;
+  }
+
+  /** True once per agent pane thread: the caller sets its title (false for other threads, and later). */
+  async claimTitle(thread: ThreadRef): Promise<boolean> {
+    const key = this.keys(thread).pane;
+    if ((await this.ctx.redis.exists(key)) === 0) return false;
+    return (await this.ctx.redis.hsetnx(key, 'titled', '1')) === 1;
   }
 
   /** Whether a thread has a run working in it, and which. */

@@ -102,9 +102,11 @@ export function advanceRun(
   const log = rt.logger.child({ runId, jobId });
   return withRunLease(rt, runId, jobId, log, async (lease) => {
     const trace = new TraceRecorder(rt.store.runs, runId, rt.clock.now, rt.untrustedToolText);
+    const watched = rt.cancels?.watch(runId);
     try {
-      return await advanceHeld(rt, runId, lease, trace, log, 0, prefetched);
+      return await advanceHeld(rt, runId, lease, trace, log, 0, prefetched, watched?.signal);
     } finally {
+      watched?.stop();
       await trace.flush().catch((err: unknown) => log.warn({ err }, 'could not write the trace'));
     }
   });
@@ -120,9 +122,10 @@ function continueDecided(
   trace: TraceRecorder,
   log: Logger,
   rounds: number,
+  cancelSignal: AbortSignal | undefined,
 ): Promise<AdvanceResult> {
   if (rounds >= MAX_AUTO_ROUNDS) return Promise.resolve({ type: 'busy', retryInMs: 0 });
-  return advanceHeld(rt, runId, lease, trace, log, rounds + 1);
+  return advanceHeld(rt, runId, lease, trace, log, rounds + 1, undefined, cancelSignal);
 }
 
 async function advanceHeld(
@@ -137,6 +140,8 @@ async function advanceHeld(
    */
   rounds: number,
   prefetched?: PrefetchedChildren,
+  /** Aborted once the run's cancel is recorded (cancel-watch.ts). */
+  cancelSignal?: AbortSignal,
 ): Promise<AdvanceResult> {
   const { fence } = lease;
   const loaded = await rt.store.runs.loadRun(runId);
@@ -185,13 +190,15 @@ async function advanceHeld(
       approvalIdOf: pauseApprovalIds(loaded),
     }),
     results: runResultStore(rt.store.results, runId, fence),
+    ...(cancelSignal ? { cancelSignal } : {}),
   };
   // Children share the thread, and the placeholder as it is known now (their progress edits it).
   const childSlack = () => ({
     ...loaded.slack,
     ...(knownPlaceholder ? { placeholderTs: knownPlaceholder } : {}),
   });
-  const cancelRequested = () => loaded.cancelRequest !== null || checkpointer.cancelRequested;
+  const cancelRequested = () =>
+    loaded.cancelRequest !== null || checkpointer.cancelRequested || cancelSignal?.aborted === true;
   // A job whose lease may have passed to another stops at the boundary, before its next model call.
   const boundary = { shouldCancel: cancelRequested, shouldYield: () => rt.stopping() || lease.lost() };
 
@@ -207,7 +214,7 @@ async function advanceHeld(
       // crash may have cut either short).
       const { decided } = await postPause(rt, loaded.state, ctx, fence);
       await startChildren(rt, loaded.state, childSlack(), log);
-      if (decided) return continueDecided(rt, runId, lease, trace, log, rounds);
+      if (decided) return continueDecided(rt, runId, lease, trace, log, rounds, cancelSignal);
       return { type: 'done' };
     }
     await surface?.begin();
@@ -218,6 +225,8 @@ async function advanceHeld(
     outcome = await runUntilPause(state, deps, boundary);
   }
   state = outcome.state;
+  // A cancel heard while the turn's reads ran: the pause it reached is cancelled, not posted.
+  if (outcome.type === 'interruption' && cancelRequested()) outcome = { type: 'cancel_requested', state };
 
   if (outcome.type === 'cancel_requested') {
     const by = loaded.cancelRequest?.by ?? (await rt.store.runs.loadRun(runId))?.cancelRequest?.by;
@@ -231,7 +240,7 @@ async function advanceHeld(
     await startChildren(rt, state, childSlack(), log);
     await rt.notifier.flush(ctx);
     // Calls a rule or grant decided (or all of them) are applied at once, through the ledger.
-    if (decided) return continueDecided(rt, runId, lease, trace, log, rounds);
+    if (decided) return continueDecided(rt, runId, lease, trace, log, rounds, cancelSignal);
   }
   if (outcome.type === 'yielded') {
     await surface?.interrupt();

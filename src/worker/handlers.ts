@@ -10,6 +10,7 @@ import type {
 import { approvalViewFromRecord } from '../slack/approval-view.js';
 import { roundOf, runIdForEvent } from '../store/ids.js';
 import { advanceRun } from './advance.js';
+import { paneContextMessages } from './pane-context.js';
 import { rerunApproved } from './rerun.js';
 import type { AdvanceResult } from './run-lease.js';
 import type { WorkerRuntime } from './runtime.js';
@@ -61,7 +62,7 @@ export async function handleStart(
       runId,
       requester: { userId: data.userId, teamId: data.teamId, ...(timeZone ? { timeZone } : {}) },
       systemPrompt: rt.policy.systemPrompt(data.channelId, new Date(now)),
-      history: await rt.store.threads.history(thread),
+      history: [...(await rt.store.threads.history(thread)), ...paneContextMessages(data.viewing)],
       question: data.text,
       limits: rt.policy.limits,
       now,

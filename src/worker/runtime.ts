@@ -7,6 +7,7 @@ import type { Notifier } from '../slack/notifier-port.js';
 import type { AgentSurfaces } from '../slack/surfaces/agent-surfaces.js';
 import type { Approvers } from '../store/records.js';
 import type { Store } from '../store/store.js';
+import type { CancelWatch } from './cancel-watch.js';
 import type { RequesterSlots } from './requester-slots.js';
 
 /** What the worker needs to know of the policy, so tests can pass it without a config file. */
@@ -58,4 +59,9 @@ export interface WorkerRuntime {
    * absent: every run shows in the placeholder message.
    */
   surfaces?: AgentSurfaces;
+  /**
+   * Tells a job at once that its run was cancelled (the engine's `cancelSignal`); absent: a cancel is
+   * seen at step boundaries only.
+   */
+  cancels?: CancelWatch;
 }

@@ -12,6 +12,7 @@ import { createRunsQueue, type RunsQueue } from '../queue/runs-queue.js';
 import type { Store } from '../store/store.js';
 import { createStore } from '../store/store.js';
 import { buildWorkerRuntime } from './build-runtime.js';
+import { CancelWatch } from './cancel-watch.js';
 import { inFlightJobs } from './hand-back.js';
 import { type LoadGate, startLoadGate } from './load-gate.js';
 import { RequesterSlots } from './requester-slots.js';
@@ -61,7 +62,9 @@ export async function startWorker(options: StartWorkerOptions = {}) {
   const storeConnection = createRedisConnection(redis, 'store');
   const producer = createRedisConnection(redis, 'worker');
   const workerConnection = createRedisConnection(redis, 'worker');
-  for (const c of [storeConnection, producer, workerConnection]) {
+  // Given over to subscribe mode: hears of cancelled runs at once (cancel-watch.ts).
+  const subscriber = createRedisConnection(redis, 'worker');
+  for (const c of [storeConnection, producer, workerConnection, subscriber]) {
     c.on('error', (err: Error) => logger.warn({ err }, 'redis connection error'));
   }
   await refuseClusterNode(storeConnection);
@@ -87,6 +90,16 @@ export async function startWorker(options: StartWorkerOptions = {}) {
   });
   rt.metrics = metrics;
   rt.requesterSlots = new RequesterSlots(env.WORKER_MAX_RUNS_PER_REQUESTER);
+  rt.cancels = new CancelWatch({
+    isCancelled: (runId) => store.runs.cancelRecorded(runId),
+    subscriber,
+    channel: store.context.keys.cancels,
+    logger,
+  });
+  // A subscription that fails leaves the polling, which still stops a cancelled run within a second.
+  await rt.cancels
+    .start()
+    .catch((err: unknown) => logger.warn({ err }, 'cancel channel not subscribed: polling only'));
   const inFlight = inFlightJobs(logger);
   const worker = createRunWorker(rt, workerConnection, {
     inFlight,
@@ -161,6 +174,7 @@ export async function startWorker(options: StartWorkerOptions = {}) {
     }
     probes?.close();
     await rt.mcp.close();
+    await rt.cancels?.close();
     await queue.close().catch(() => {});
     for (const c of [storeConnection, producer, workerConnection]) c.disconnect();
     logger.info({}, 'worker stopped');

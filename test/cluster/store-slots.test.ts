@@ -137,6 +137,11 @@ async function everyOperation(runId: string): Promise<void> {
   expect(await store.approvals.listForRun(runId)).toHaveLength(5);
   const ended: RunState = { ...advance(state, 1), status: 'cancelled', stopReason: 'cancelled', turn: null };
   await store.runs.saveStep({ runId, fence, state: ended, persisted });
+  expect(
+    (await store.feedback.record({ runId, userId: 'U0ALICE', value: 'good', at: T0 + 8 })).recorded,
+  ).toBe(true);
+  expect((await store.feedback.comment(runId, 'U0ALICE', 'spot on', T0 + 9)).comment).toBe('spot on');
+  expect(await store.feedback.since(T0)).toHaveLength(1);
   await store.runs.expireRun(runId);
   await store.leases.release(runId, fence);
 
@@ -187,6 +192,7 @@ describe('the store on a Redis Cluster', () => {
         run.approvals,
         run.compactions,
         run.results,
+        run.feedback,
       ];
       const all = [...own, keys.approval(approvalId), keys.ledger(approvalId)];
       expect(new Set(await Promise.all(all.map(slotOf))).size).toBe(1);

@@ -214,6 +214,12 @@ describe('the example policy file', () => {
     );
     expect(policy.tools.search_runbooks?.dir).toBe(resolve('runbooks'));
     expect(policy.custom[0]?.path).toBe(resolve('examples/tools/lookup-customer.ts'));
+    expect(policy.slack.suggestedPrompts.title).toBe('Ask loopgate about production');
+    expect(policy.slack.suggestedPrompts.dm.map((p) => p.title)).toEqual([
+      'Payments health',
+      'Recent deploys',
+    ]);
+    expect(policy.slack.suggestedPrompts.channel).toHaveLength(1);
   });
 });
 

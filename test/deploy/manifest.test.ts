@@ -12,6 +12,7 @@ const manifest = z
   .looseObject({
     display_information: z.looseObject({ name: z.string().min(1), description: z.string().max(140) }),
     features: z.looseObject({
+      agent_view: z.looseObject({ agent_description: z.string().min(1).max(300) }).optional(),
       app_home: z.looseObject({ home_tab_enabled: z.boolean(), messages_tab_enabled: z.boolean() }),
       bot_user: z.looseObject({ display_name: z.string().min(1) }),
       slash_commands: z.array(
@@ -49,7 +50,26 @@ const METHOD_SCOPES: Record<string, string | readonly string[] | null> = {
   'conversations.members': ['channels:read', 'groups:read'],
   'conversations.replies': 'channels:history',
   'assistant.threads.setStatus': 'assistant:write',
+  'assistant.threads.setSuggestedPrompts': 'assistant:write',
+  'assistant.threads.setTitle': 'assistant:write',
+  // Streams and sessions (issue 14): the worker streams answers and keeps each run's agent session.
+  'chat.startStream': 'chat:write',
+  'chat.appendStream': 'chat:write',
+  'chat.stopStream': 'chat:write',
+  'agents.sessions.setStatus': 'assistant:write',
+  'agents.sessions.rename': 'assistant:write',
 };
+
+/** The Web API methods of the agent features (issue 14): their scopes must be granted. */
+const AGENT_METHODS = [
+  'assistant.threads.setSuggestedPrompts',
+  'assistant.threads.setTitle',
+  'chat.startStream',
+  'chat.appendStream',
+  'chat.stopStream',
+  'agents.sessions.setStatus',
+  'agents.sessions.rename',
+] as const;
 
 /** The scope each event subscription needs. */
 const EVENT_SCOPES: Record<string, string | null> = {
@@ -59,6 +79,9 @@ const EVENT_SCOPES: Record<string, string | null> = {
   'message.im': 'im:history',
   'message.mpim': 'mpim:history',
   app_home_opened: null,
+  agent_session_stopped: 'assistant:write',
+  assistant_thread_started: 'assistant:write',
+  assistant_thread_context_changed: 'assistant:write',
 };
 
 /**
@@ -165,6 +188,23 @@ describe('slack-app-manifest.yaml', () => {
       if (scope) needed.add(scope);
     }
     expect([...scopes].sort()).toEqual([...needed].sort());
+  });
+
+  it('declares the agent features: the agent view, assistant:write, chat:write and the agent events', () => {
+    expect(manifest.features.agent_view?.agent_description).toBeTruthy();
+    expect(scopes).toEqual(expect.arrayContaining(['assistant:write', 'chat:write']));
+    expect(subscribed).toEqual(
+      expect.arrayContaining([
+        'agent_session_stopped',
+        'assistant_thread_started',
+        'assistant_thread_context_changed',
+      ]),
+    );
+    // Streams and sessions may not all be called yet: their scopes are granted all the same.
+    for (const method of AGENT_METHODS) {
+      for (const scope of [METHOD_SCOPES[method] ?? []].flat())
+        expect(scopes, `${method} needs ${scope}`).toContain(scope);
+    }
   });
 
   it('justifies every scope in a comment right above it', () => {

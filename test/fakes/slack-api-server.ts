@@ -166,7 +166,7 @@ type Answer = { status?: number; body: Args | null; headers?: Record<string, str
 type Handler = (args: Args) => Answer;
 
 /** Form fields @slack/web-api sends as JSON strings. */
-const JSON_FIELDS = new Set(['blocks', 'attachments', 'view', 'metadata', 'chunks', 'unfurls']);
+const JSON_FIELDS = new Set(['blocks', 'attachments', 'view', 'metadata', 'chunks', 'unfurls', 'prompts']);
 
 const LIMITS = {
   messageBlocks: 50,
@@ -232,6 +232,31 @@ export function blockProblems(blocks: unknown, surface: 'message' | 'view'): str
           problems.push(`context needs 1-${LIMITS.contextElements} elements ${at}`);
         }
         break;
+      case 'context_actions': {
+        // Feedback and icon buttons: messages only, 1-5 elements; a feedback button's text is plain
+        // text of at most 75 characters and its value at most 2,000.
+        if (surface === 'view') problems.push(`context_actions blocks are not allowed in views ${at}`);
+        const elements = Array.isArray(block.elements) ? block.elements.map(record) : [];
+        if (elements.length === 0 || elements.length > 5)
+          problems.push(`context_actions needs 1-5 elements ${at}`);
+        for (const el of elements) {
+          if (el?.type !== 'feedback_buttons') {
+            if (el?.type !== 'icon_button') problems.push(`unsupported context_actions element ${at}`);
+            continue;
+          }
+          for (const side of ['positive_button', 'negative_button']) {
+            const b = record(el[side]);
+            const text = record(b?.text);
+            if (!b || text?.type !== 'plain_text' || textOf(text).length === 0 || textOf(text).length > 75) {
+              problems.push(`feedback_buttons.${side} needs a plain_text text of 1-75 characters ${at}`);
+            }
+            if (typeof b?.value !== 'string' || b.value.length === 0 || b.value.length > 2_000) {
+              problems.push(`feedback_buttons.${side} needs a value of 1-2000 characters ${at}`);
+            }
+          }
+        }
+        break;
+      }
       case 'actions': {
         const elements = Array.isArray(block.elements) ? block.elements : [];
         if (elements.length === 0 || elements.length > LIMITS.actionsElements) {
@@ -579,6 +604,27 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
       const threadTs = str(args.thread_ts);
       if (!channel || !threadTs) return fail('invalid_arguments');
       statuses.set(`${channel}:${threadTs}`, typeof args.status === 'string' ? args.status : '');
+      return ok();
+    },
+
+    // Agent pane threads: at most 4 prompts, each with a title and a message; a title needs its text.
+    'assistant.threads.setSuggestedPrompts': (args) => {
+      if (!str(args.channel_id) || !str(args.thread_ts)) return fail('invalid_arguments');
+      const prompts = Array.isArray(args.prompts) ? args.prompts.map(record) : [];
+      if (prompts.length === 0 || prompts.length > 4) return fail('invalid_arguments');
+      for (const p of prompts) {
+        if (
+          typeof p?.title !== 'string' ||
+          p.title === '' ||
+          typeof p.message !== 'string' ||
+          p.message === ''
+        )
+          return fail('invalid_arguments');
+      }
+      return ok();
+    },
+    'assistant.threads.setTitle': (args) => {
+      if (!str(args.channel_id) || !str(args.thread_ts) || !str(args.title)) return fail('invalid_arguments');
       return ok();
     },
 

@@ -467,3 +467,32 @@ describe('resuming', () => {
     expect(model.problems).toEqual([]);
   });
 });
+
+describe('a cancel during a compaction', () => {
+  it('abandons the summary, keeps the run as it was (no compaction recorded) and stops at the boundary', async () => {
+    const inner = windowModel(reports(30), { windowTokens: WINDOW });
+    const cancel = new AbortController();
+    let summariesAsked = 0;
+    const model = {
+      ...inner,
+      complete: (req: Parameters<typeof inner.complete>[0]) => {
+        if (!isSummaryRequest(req)) return inner.complete(req);
+        summariesAsked++;
+        // The stop button is clicked while the summary is being written.
+        setTimeout(() => cancel.abort(), 5);
+        return new Promise<never>((_, reject) =>
+          req.signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true }),
+        );
+      },
+    };
+    const { deps: d } = deps(model, { tools: reportTools(), cancelSignal: cancel.signal });
+    const out = await runUntilPause(longRun(30), d);
+    expect(out.type).toBe('cancel_requested');
+    expect(summariesAsked).toBe(1);
+    expect(out.state.status).toBe('running');
+    expect(out.state.compactions).toBeUndefined();
+    const asked = inner.requests.length;
+    expect(out.state.step).toBe(asked);
+    assertWellFormed(out.state);
+  });
+});

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ActionsBlock, Button } from '../../src/slack/block-kit.js';
-import { finalAnswerMessages } from '../../src/slack/final-answer.js';
+import { feedbackBlock, finalAnswerMessages, parseFeedbackValue } from '../../src/slack/final-answer.js';
 import { ACTION_IDS } from '../../src/slack/ids.js';
+import { blockProblems } from '../fakes/slack-api-server.js';
 import { expectValidMessageBlocks, pings } from './block-checks.js';
 
 describe('finalAnswerMessages', () => {
@@ -61,5 +62,31 @@ describe('finalAnswerMessages', () => {
       stopReason: 'completed',
     });
     expect(pings(messages)).toEqual(['<@U123>', '<@U123>']);
+  });
+
+  it('carries the feedback buttons under an answer (last message only, before Details), none without one', () => {
+    const paragraph = 'p'.repeat(999);
+    const answer = Array.from({ length: 30 }, () => paragraph).join('\n\n');
+    const messages = finalAnswerMessages({ runId: 'r-run1', parts: [answer], stopReason: 'max_steps' });
+    const types = messages.map((m) => m.blocks.map((b) => b.type));
+    expect(types.at(-1)).toEqual(['markdown', 'context', 'context_actions', 'actions']);
+    expect(types.slice(0, -1).flat()).not.toContain('context_actions');
+    expect(messages.at(-1)?.blocks[2]).toEqual(feedbackBlock('r-run1'));
+    for (const m of messages) expect(blockProblems(m.blocks, 'message')).toEqual([]);
+    const [none] = finalAnswerMessages({ runId: 'r', parts: [], stopReason: 'cancelled' });
+    expect(none?.blocks.map((b) => b.type)).not.toContain('context_actions');
+  });
+
+  it('feedback values name the value and the run, and read back; anything else is refused', () => {
+    const block = feedbackBlock('r-run1') as unknown as {
+      elements: Array<Record<string, { value: string }>>;
+    };
+    const { positive_button: good, negative_button: bad } = block.elements[0]!;
+    expect(parseFeedbackValue(good!.value)).toEqual({ value: 'good', runId: 'r-run1' });
+    expect(parseFeedbackValue(bad!.value)).toEqual({ value: 'bad', runId: 'r-run1' });
+    expect(parseFeedbackValue('meh:r-run1')).toBeNull();
+    expect(blockProblems([{ ...block, elements: [{ type: 'feedback_buttons' }] }], 'message')).not.toEqual(
+      [],
+    );
   });
 });

@@ -280,4 +280,22 @@ describe('compactions in the trace', () => {
     expect(traceFromRunState(runState()).compactions).toBeUndefined();
     expect(texts(traceModal(traceFromRunState(runState())).blocks).join('\n')).not.toContain('compacted');
   });
+
+  it('shows the feedback on the answer under the summary, comments escaped', () => {
+    const modal = traceModal({
+      ...traceFromRunState(runState(), {}),
+      feedback: [
+        { userId: 'U0ALICE', value: 'good', at: 1 },
+        { userId: 'U0BOB', value: 'bad', at: 2, comment: 'wrong <!channel> region' },
+      ],
+    });
+    expectValidViewBlocks(modal.blocks);
+    const line = texts(modal.blocks).find((t) => t.startsWith('*Feedback:*'));
+    expect(line).toBe(
+      '*Feedback:* :thumbsup: <@U0ALICE> · :thumbsdown: <@U0BOB> "wrong &lt;!channel&gt; region"',
+    );
+    expect(
+      texts(traceModal(traceFromRunState(runState(), {})).blocks).some((t) => t.includes('Feedback')),
+    ).toBe(false);
+  });
 });

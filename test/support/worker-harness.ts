@@ -9,6 +9,7 @@ import type { StartJobData } from '../../src/queue/job-data.js';
 import { addRunJob, createRunsQueue, type RunsQueue } from '../../src/queue/runs-queue.js';
 import { runIdForEvent } from '../../src/store/ids.js';
 import { createStore, type Store } from '../../src/store/store.js';
+import { CancelWatch } from '../../src/worker/cancel-watch.js';
 import { closeWorker, createRunWorker } from '../../src/worker/run-worker.js';
 import type { RunPolicy, WorkerRuntime } from '../../src/worker/runtime.js';
 import { deleteKeys } from '../store/redis-fixture.js';
@@ -31,6 +32,11 @@ export interface HarnessOptions {
   agents?: AgentDefinition[];
   /** The agents' safety check interval (default long enough never to matter in a test). */
   watchMs?: number;
+  /**
+   * Workers hear of cancels as `npm run worker` does: by pub/sub (with polling), or by polling only
+   * (every `pollMs`). Absent: at step boundaries only.
+   */
+  cancels?: { pubsub: boolean; pollMs?: number };
 }
 
 /**
@@ -60,7 +66,18 @@ export async function createHarness(options: HarnessOptions) {
   const agents = new Map((options.agents ?? []).map((a) => [a.name, a]));
   const tools = new Map(options.tools ?? defaultTools);
   for (const agent of agents.values()) tools.set(`ask_${agent.name}`, askTool(agent));
+  const cancels = options.cancels
+    ? new CancelWatch({
+        isCancelled: (runId) => store.runs.cancelRecorded(runId),
+        ...(options.cancels.pubsub ? { subscriber: connect('worker') } : {}),
+        channel: store.context.keys.cancels,
+        ...(options.cancels.pollMs ? { pollMs: options.cancels.pollMs } : {}),
+        logger: silentLogger,
+      })
+    : undefined;
+  await cancels?.start();
   const runtime = (workerId: string): WorkerRuntime => ({
+    ...(cancels ? { cancels } : {}),
     store,
     queue,
     notifier,
@@ -194,6 +211,7 @@ export async function createHarness(options: HarnessOptions) {
     async close() {
       stopping = true;
       await Promise.all(workers.map((w) => closeWorker(w, 5_000)));
+      await cancels?.close();
       await queue.obliterate({ force: true }).catch(() => {});
       await queue.close();
       const admin = connections[0]!;

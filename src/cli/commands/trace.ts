@@ -33,9 +33,10 @@ export const traceCommand: Command = {
     if (loaded === null) {
       throw new CliError(`no run ${runId} (it never existed, or it ended more than RETENTION_DAYS days ago)`);
     }
-    const [entries, approvals] = await Promise.all([
+    const [entries, approvals, feedback] = await Promise.all([
       store.runs.readTrace(runId),
       store.approvals.listForRun(runId),
+      store.feedback.forRun(runId),
     ]);
     const executions = await Promise.all(
       approvals.map((a) =>
@@ -66,6 +67,7 @@ export const traceCommand: Command = {
       approvals: approvals.map((a, i) => ({ ...a, execution: executions[i] ?? null })),
       awaitingDecision: (state.turn?.pending ?? []).map((call) => call.toolCallId),
       answer: state.answer === null ? null : state.answer.join('\n'),
+      feedback,
     };
     await write(ctx.stdout, line.values.json ? json(report) : traceText(report, maxChars));
     return 0;

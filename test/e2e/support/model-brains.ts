@@ -5,6 +5,7 @@
  * each other's scripted replies, whatever order the workers call the model in.
  */
 import type {
+  FakeDelay,
   FakeError,
   FakeOpenAI,
   FakeReply,
@@ -24,8 +25,11 @@ export interface Turn {
   toolResults: string[];
 }
 
-/** A reply, or an HTTP error answer (e.g. a 500 from a model server that is down). */
-export type Brain = (turn: Turn) => FakeReply | FakeError;
+/**
+ * A reply, or an HTTP error answer (e.g. a 500 from a model server that is down), or either after a
+ * delay (a slow model; the wait ends when the client goes away).
+ */
+export type Brain = (turn: Turn) => FakeReply | FakeError | FakeDelay;
 
 export interface ModelRouter {
   /** Registers the brain answering runs whose (latest tagged) question carries `[case:<tag>]`. */

@@ -1,5 +1,5 @@
--- Sets a TTL of `ttlMs` on every key of a run: the given per-run keys, its kept long results and its
--- compactions, plus each approval record and ledger entry listed in the run's approvals set (all share
+-- Sets a TTL of `ttlMs` on every key of a run: the given per-run keys, its kept long results, its
+-- compactions and the feedback on its answer, plus each approval record and ledger entry listed in the run's approvals set (all share
 -- the run's hash tag, built from `base`).
 local function expireRunKeys(runKeys, approvalsKey, base, ttlMs)
   for _, key in ipairs(runKeys) do
@@ -7,6 +7,7 @@ local function expireRunKeys(runKeys, approvalsKey, base, ttlMs)
   end
   redis.call('PEXPIRE', base .. 'results', ttlMs)
   redis.call('PEXPIRE', base .. 'compactions', ttlMs)
+  redis.call('PEXPIRE', base .. 'feedback', ttlMs)
   for _, id in ipairs(redis.call('SMEMBERS', approvalsKey)) do
     redis.call('PEXPIRE', base .. 'approval:' .. id, ttlMs)
     redis.call('PEXPIRE', base .. 'ledger:' .. id, ttlMs)
