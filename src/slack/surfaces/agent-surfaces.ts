@@ -83,6 +83,7 @@ export interface AgentSurfacesOptions {
 /** Appended to a stream that is not the answer, so nobody takes it for one. */
 export const DRAFT_NOTE = '\n\n_Draft: superseded by the answer below._';
 /** What a stream left by a worker that died says once its successor found it. */
+export const CUT_SHORT_NOTE = '\n\n_Cut short: the run ended before this reply was finished; see below._';
 export const INTERRUPTED_NOTE = '\n\n_Interrupted: this draft was cut off; the run continues below._';
 const INTERRUPTED_TEXT = '_Interrupted: this draft was cut off; the run continues below._';
 
@@ -294,6 +295,10 @@ export class RunSurface {
           messages.map((m) => m.text).join('') === neutraliseBroadcasts(this.raw);
         if (complete) answerTs = messages[0]?.ts ?? null;
         else await this.markDraft(messages);
+      } else if (state.status !== 'completed') {
+        // Stopped (Slack already closed the stream on a stop click), failed or out of budget: nothing more
+        // streams, and what was shown says in place that it was cut short.
+        await this.markCutShort(await this.writer.abandon());
       } else {
         const messages = await this.stopWriter(
           this.raw.trim() === '' ? {} : { chunks: [{ type: 'markdown_text', text: DRAFT_NOTE }] },
@@ -316,6 +321,18 @@ export class RunSurface {
     await this.stopWriter(
       writer.started ? { chunks: [{ type: 'markdown_text', text: INTERRUPTED_NOTE }] } : {},
     );
+  }
+
+  /** Each message streamed into keeps its text and gains the cut-short note. */
+  private async markCutShort(messages: readonly { ts: string; text: string }[]) {
+    for (const m of messages) {
+      if (m.text.trim() === '') continue;
+      await this.opts.calls
+        .update({ channel: this.ctx.channelId, ts: m.ts, markdown_text: `${m.text}${CUT_SHORT_NOTE}` })
+        .catch((err: unknown) =>
+          this.log.warn({ ts: m.ts, slackError: slackErrorCode(err) }, 'could not mark a reply cut short'),
+        );
+    }
   }
 
   /** Streams that could not take their draft note (the writer failed): their text is replaced by it. */

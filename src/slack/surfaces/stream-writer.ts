@@ -223,6 +223,31 @@ export class StreamWriter {
     }).then(() => this.sent);
   }
 
+  /**
+   * Stops the stream where it is, dropping what is still buffered (the run ended and this text will not
+   * be its answer: a stop click, a failure). Resolves with the messages streamed into.
+   */
+  abandon(): Promise<readonly StreamedMessage[]> {
+    return this.enqueue(async () => {
+      if (this._state !== 'open') return;
+      this.queue.length = 0;
+      const current = this.current;
+      this._state = 'stopped';
+      if (!current) return;
+      this.current = null;
+      try {
+        this.calls++;
+        await this.opts.calls.stop({ channel: this.o.channel, ts: current.ts });
+      } catch (err) {
+        const code = slackErrorCode(err);
+        if (code !== 'message_not_in_streaming_state') {
+          this.opts.logger.warn({ slackError: code, ts: current.ts }, 'could not stop a Slack stream');
+        }
+      }
+      await this.opts.onStopped?.(current.ts);
+    }).then(() => this.sent);
+  }
+
   private pushText(text: string) {
     const last = this.queue.at(-1);
     if (last?.kind === 'text') last.text += text;
