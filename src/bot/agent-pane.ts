@@ -6,7 +6,9 @@
  *   is remembered with the thread and handed to each run started there, as data (events.ts, then the
  *   worker puts it in a message of its own that says it is data, never in the system prompt);
  * - the thread's title is its first question.
- * Slack failures are logged and change nothing else: the pane works without prompts or a title.
+ * Slack failures are logged and change nothing else: the pane works without prompts or a title. Slack's
+ * redeliveries of these events have no second effect: the context is overwritten with the same value,
+ * the same prompts replace themselves, and the title is claimed once per thread (HSETNX).
  */
 import type { ThreadRef, Viewing } from '../store/index.js';
 import type { BotContext } from './context.js';

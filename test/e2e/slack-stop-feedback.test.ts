@@ -67,11 +67,15 @@ describe('stop button and feedback (real bot and worker processes)', { timeout: 
       eventBody(eventEnvelope(w.id, stopEvent(channel, asked.threadTs, PEOPLE.requester))),
     );
     expect(res.status).toBe(200);
+    const request = w.model.requestsOf('stop-mid-call')[0]!;
+    await w.waitFor('the model request aborted', () => request.abandonedAt !== undefined, 10_000);
     const run = await w.ended(asked.runId, 10_000);
     const endedMs = performance.now() - clicked;
+    const abortedMs = request.abandonedAt! - clicked;
     console.log(
-      `stop button -> run cancelled and its end posted: ${endedMs.toFixed(0)} ms (model reply due in 20 s)`,
+      `stop button click -> model request aborted: ${abortedMs.toFixed(0)} ms; -> run cancelled and its end posted: ${endedMs.toFixed(0)} ms (model reply due in 20 s)`,
     );
+    expect(abortedMs).toBeLessThan(5_000);
     expect(endedMs).toBeLessThan(10_000);
     expect(run.state).toMatchObject({ status: 'cancelled', stopReason: 'cancelled', step: 0 });
     expect(run.cancelRequest?.by).toBe(PEOPLE.requester);

@@ -85,6 +85,8 @@ export interface RecordedRequest {
   /** Header names are lower-case, as Node gives them. */
   headers: IncomingHttpHeaders;
   body: ChatRequest;
+  /** performance.now() when the client went away before the answer was sent (it aborted the request). */
+  abandonedAt?: number;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -243,6 +245,9 @@ export async function startFakeOpenAI(
     }
     const recorded: RecordedRequest = { path, headers: req.headers, body: problem };
     requests.push(recorded);
+    res.once('close', () => {
+      if (!res.writableFinished) recorded.abandonedAt = performance.now();
+    });
     const number = requests.length;
     const step = steps.shift();
     if (step === undefined) {
