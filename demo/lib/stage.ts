@@ -142,6 +142,9 @@ export async function startStage(opts: StageOptions): Promise<Stage> {
       METRICS_PORT: '0',
       BOT_METRICS_PORT: String(probesPort),
       LOG_LEVEL: opts.logLevel ?? 'warn',
+      // The terminal shows the channel's messages, not Slack's sessions, streams and timeline: the
+      // placeholder message is what it can draw.
+      SLACK_AGENT_SURFACES: 'off',
     };
     processes.push(
       startProcess('bot', env, opts.cwd, join(opts.logDir, 'bot.log')),
