@@ -23,7 +23,7 @@ afterEach(async () => {
   await fx.cleanup();
 });
 
-function surfaces(logs = recordingLogger()) {
+function surfaces(logs = recordingLogger(), refusalTtlMs?: number) {
   const client = createSlackWebClient({
     token: fake.token,
     apiUrl: fake.apiUrl,
@@ -40,6 +40,7 @@ function surfaces(logs = recordingLogger()) {
       memory,
       logger: logs,
       writer: { minIntervalMs: 10, maxWaitMs: 20 },
+      ...(refusalTtlMs === undefined ? {} : { refusalTtlMs }),
     }),
   };
 }
@@ -110,6 +111,28 @@ describe('a run in the agent surfaces', () => {
     expect(await again.forRun(ctx('run-e'), run('run-e'), logs)).toBeNull();
     expect(logs.entries.filter((e) => e.msg?.startsWith('Slack refused agent surfaces'))).toHaveLength(1);
     expect(fake.callsOf('chat.startStream')).toEqual([]);
+  });
+
+  it('remembers a refusal for an hour by default, and tries the workspace again once it expired', async () => {
+    fake.surfaces.options.refuse = 'not_allowed_token_type';
+    const { redis, keys } = fx.store.context;
+    const refusedKey = `${keys.prefix}:surfaces:refused:${fake.teamId}`;
+    await (await surfaces().surfaces.forRun(ctx('run-h'), run('run-h'), recordingLogger()))!.begin();
+    const ttl = await redis.pttl(refusedKey);
+    expect(ttl).toBeGreaterThan(3_590_000);
+    expect(ttl).toBeLessThanOrEqual(3_600_000);
+
+    await redis.del(refusedKey);
+    const { surfaces: short } = surfaces(recordingLogger(), 200);
+    await (await short.forRun(ctx('run-i'), run('run-i'), recordingLogger()))!.begin();
+    expect(await short.forRun(ctx('run-j'), run('run-j'), recordingLogger())).toBeNull();
+    // The workspace enabled the methods meanwhile: once the refusal expired, runs show in them again.
+    fake.surfaces.options.refuse = undefined;
+    await until(async () => (await redis.exists(refusedKey)) === 0, 'the refusal to expire');
+    const again = (await short.forRun(ctx('run-k'), run('run-k'), recordingLogger()))!;
+    expect(again).not.toBeNull();
+    await again.begin();
+    expect(again.showing).toBe(true);
   });
 
   it('renames the session when a follow-up changes the subject, not when it goes on with it', async () => {

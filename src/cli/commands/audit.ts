@@ -4,9 +4,9 @@ import { finished } from 'node:stream/promises';
 import { parseCommandLine } from '../args.js';
 import { auditBetween } from '../audit-range.js';
 import type { Command } from '../command.js';
-import { CliError, UsageError } from '../errors.js';
+import { CliError } from '../errors.js';
 import { utc, write } from '../format.js';
-import { parseInstant } from '../time-range.js';
+import { parseTimeRange } from '../time-range.js';
 
 const help = `Usage: loopgate audit --since <time> [--until <time>] [--out <file>]
 
@@ -38,13 +38,8 @@ export const auditCommand: Command = {
     const line = parseCommandLine(argv, options, help);
     if (line === null) return write(ctx.stdout, `${help}\n`).then(() => 0);
     const now = ctx.now();
-    const { since, until, out } = line.values;
-    if (since === undefined) throw new UsageError('--since is required', help);
-    const from = parseInstant(since, now);
-    if (from === undefined) throw new UsageError(`--since: not a time: ${JSON.stringify(since)}`, help);
-    const to = until === undefined ? now : parseInstant(until, now);
-    if (to === undefined) throw new UsageError(`--until: not a time: ${JSON.stringify(until)}`, help);
-    if (to < from) throw new UsageError(`--until (${utc(to)}) is before --since (${utc(from)})`, help);
+    const { out } = line.values;
+    const { from, to } = parseTimeRange(line.values, now, help);
 
     const store = await ctx.store();
     const target = out === undefined ? ctx.stdout : await openOut(out);

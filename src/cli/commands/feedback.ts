@@ -1,8 +1,7 @@
 import { parseCommandLine } from '../args.js';
 import type { Command } from '../command.js';
-import { UsageError } from '../errors.js';
 import { json, shorten, table, utc, write } from '../format.js';
-import { parseInstant } from '../time-range.js';
+import { parseTimeRange } from '../time-range.js';
 
 const help = `Usage: loopgate feedback --since <time> [--until <time>] [--json]
 
@@ -31,13 +30,7 @@ export const feedbackCommand: Command = {
     const line = parseCommandLine(argv, options, help);
     if (line === null) return write(ctx.stdout, `${help}\n`).then(() => 0);
     const now = ctx.now();
-    const { since, until } = line.values;
-    if (since === undefined) throw new UsageError('--since is required', help);
-    const from = parseInstant(since, now);
-    if (from === undefined) throw new UsageError(`--since: not a time: ${JSON.stringify(since)}`, help);
-    const to = until === undefined ? now : parseInstant(until, now);
-    if (to === undefined) throw new UsageError(`--until: not a time: ${JSON.stringify(until)}`, help);
-    if (to < from) throw new UsageError(`--until (${utc(to)}) is before --since (${utc(from)})`, help);
+    const { from, to } = parseTimeRange(line.values, now, help);
 
     const store = await ctx.store();
     const records = await store.feedback.since(from, to);

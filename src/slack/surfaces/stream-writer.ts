@@ -200,25 +200,7 @@ export class StreamWriter {
       }
       await this.pump(true);
       if (this._state !== 'open') return;
-      const current = this.current;
-      if (current) {
-        try {
-          this.calls++;
-          await this.opts.calls.stop({
-            channel: this.o.channel,
-            ts: current.ts,
-            ...(final.blocks ? { blocks: final.blocks } : {}),
-          });
-        } catch (err) {
-          // A stream Slack closed already is stopped; the text it carries stays.
-          const code = slackErrorCode(err);
-          if (code !== 'message_not_in_streaming_state') {
-            this.opts.logger.warn({ slackError: code, ts: current.ts }, 'could not stop a Slack stream');
-          }
-        }
-        this.current = null;
-        await this.opts.onStopped?.(current.ts);
-      }
+      await this.stopCurrent(final.blocks);
       this._state = 'stopped';
     }).then(() => this.sent);
   }
@@ -231,20 +213,8 @@ export class StreamWriter {
     return this.enqueue(async () => {
       if (this._state !== 'open') return;
       this.queue.length = 0;
-      const current = this.current;
       this._state = 'stopped';
-      if (!current) return;
-      this.current = null;
-      try {
-        this.calls++;
-        await this.opts.calls.stop({ channel: this.o.channel, ts: current.ts });
-      } catch (err) {
-        const code = slackErrorCode(err);
-        if (code !== 'message_not_in_streaming_state') {
-          this.opts.logger.warn({ slackError: code, ts: current.ts }, 'could not stop a Slack stream');
-        }
-      }
-      await this.opts.onStopped?.(current.ts);
+      await this.stopCurrent();
     }).then(() => this.sent);
   }
 
@@ -355,12 +325,12 @@ export class StreamWriter {
       const now = this.o.now();
       const current = this.current;
       if (current && (now - current.startedAt >= this.o.maxStreamAgeMs || current.chars >= this.messageCap)) {
-        await this.rollOver(current);
+        await this.rollOver();
         continue;
       }
       const batch = this.batch(final);
       if (!batch) {
-        if (this.current && this.current.chars >= this.messageCap - 1) await this.rollOver(this.current);
+        if (this.current && this.current.chars >= this.messageCap - 1) await this.rollOver();
         else break;
         continue;
       }
@@ -377,13 +347,21 @@ export class StreamWriter {
   }
 
   /** Stops the current message and lets the next batch start a continuation. */
-  private async rollOver(current: { ts: string }) {
-    this.current = null;
+  private async rollOver() {
     this.messageCap = this.o.maxMessageChars;
+    await this.stopCurrent();
+  }
+
+  /** Stops the message being streamed into, if any, with `blocks` as its last blocks. */
+  private async stopCurrent(blocks?: unknown[]) {
+    const current = this.current;
+    if (!current) return;
+    this.current = null;
     try {
       this.calls++;
-      await this.opts.calls.stop({ channel: this.o.channel, ts: current.ts });
+      await this.opts.calls.stop({ channel: this.o.channel, ts: current.ts, ...(blocks ? { blocks } : {}) });
     } catch (err) {
+      // A stream Slack closed already is stopped; the text it carries stays.
       const code = slackErrorCode(err);
       if (code !== 'message_not_in_streaming_state') {
         this.opts.logger.warn({ slackError: code, ts: current.ts }, 'could not stop a Slack stream');
@@ -441,8 +419,7 @@ export class StreamWriter {
       // The message is full sooner than counted: the batch goes into a continuation, and continuations
       // are kept smaller from then on.
       this.o.maxMessageChars = Math.max(200, Math.floor(this.o.maxMessageChars / 2));
-      if (this.current) await this.rollOver(this.current);
-      else this.messageCap = this.o.maxMessageChars;
+      await this.rollOver();
       return false;
     }
     if (REFUSAL_CODES.has(code)) {
