@@ -18,7 +18,7 @@ import type { EngineEvent, Logger, RunState } from '../../loop/types.js';
 import type { SurfaceMemory } from '../../store/surface-memory.js';
 import { slackErrorCode } from '../errors.js';
 import { answerFooter } from '../final-answer.js';
-import { neutraliseBroadcasts } from '../mrkdwn.js';
+import { neutraliseAnswer } from '../neutralise.js';
 import type { RunSlackContext } from '../notifier-port.js';
 import { REFUSAL_CODES, type StreamCalls, StreamWriter, type StreamWriterOptions } from './stream-writer.js';
 import { Timeline } from './timeline.js';
@@ -282,7 +282,7 @@ export class RunSurface {
         state.status === 'completed' &&
         this.writer.state === 'open' &&
         answer.trim() !== '' &&
-        neutraliseBroadcasts(this.raw.trim()) === neutraliseBroadcasts(answer.trim());
+        neutraliseAnswer(this.raw.trim()) === neutraliseAnswer(answer.trim());
       if (isAnswer) {
         const footer = answerFooter({
           runId: state.runId,
@@ -292,7 +292,7 @@ export class RunSurface {
         const messages = await this.stopWriter({ blocks: footer });
         const complete =
           this.writer.state === 'stopped' &&
-          messages.map((m) => m.text).join('') === neutraliseBroadcasts(this.raw);
+          messages.map((m) => m.text).join('') === neutraliseAnswer(this.raw);
         if (complete) answerTs = messages[0]?.ts ?? null;
         else await this.markDraft(messages);
       } else if (state.status !== 'completed') {
