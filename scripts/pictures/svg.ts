@@ -26,11 +26,11 @@ function charWidth(ch: string, style: RunStyle, size: number): number {
   return size * (style === 'bold' ? 0.6 : 0.56);
 }
 
-const runWidth = (text: string, style: RunStyle, size: number) =>
+export const runWidth = (text: string, style: RunStyle, size: number) =>
   [...text].reduce((sum, ch) => sum + charWidth(ch, style, size), 0);
 
 /** Splits runs into drawn lines no wider than `max`, breaking at spaces (or anywhere in a long word). */
-function wrap(runs: Run[], max: number, size: number): Run[][] {
+export function wrap(runs: Run[], max: number, size: number): Run[][] {
   const lines: Run[][] = [[]];
   let used = 0;
   for (const run of runs) {
