@@ -6,11 +6,16 @@
  * when the value reads as one, else the call is asked), and an index into a list (that element only).
  * A schema that does not say (no type, open objects) gives no warning.
  */
-import type { ConfigProblem } from '../config/errors.js';
 import { describeCondition, type Scalar } from './conditions.js';
 import type { RuleCondition, RulesSection } from './rules.js';
 
 type Schema = Record<string, unknown>;
+
+/** A rule that cannot apply as written: its key in the policy file, and why (a ConfigProblem's shape). */
+export interface RuleWarning {
+  key: string;
+  problem: string;
+}
 
 const isSchema = (v: unknown): v is Schema => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -111,11 +116,8 @@ function operatorProblem(c: RuleCondition, types: Set<string>, enums: Scalar[] |
 }
 
 /** Warnings for every rule of `rules` whose tool has a schema in `schemas` (tool name -> JSON Schema). */
-export function ruleSchemaWarnings(
-  rules: RulesSection,
-  schemas: ReadonlyMap<string, Schema>,
-): ConfigProblem[] {
-  const out: ConfigProblem[] = [];
+export function ruleSchemaWarnings(rules: RulesSection, schemas: ReadonlyMap<string, Schema>): RuleWarning[] {
+  const out: RuleWarning[] = [];
   for (const [tool, list] of Object.entries(rules)) {
     const schema = schemas.get(tool);
     if (!schema) continue;

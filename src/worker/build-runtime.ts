@@ -137,7 +137,7 @@ export async function buildWorkerRuntime({
   // Rules that cannot apply as written to their tool's arguments run anyway (failing closed): say so.
   for (const warning of ruleSchemaWarnings(
     policy.rules,
-    ruleArgSchemas(policy, new Map([...own, ...mcp.tools()])),
+    ruleArgSchemas(new Map([...own, ...mcp.tools()]), policy.tools.run_action?.actions),
   )) {
     logger.warn({ key: warning.key, problem: warning.problem }, 'policy rule cannot apply as written');
   }

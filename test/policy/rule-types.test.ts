@@ -8,7 +8,9 @@ import { SCALE_POLICY } from './scale-policy.js';
 async function warningsOf(yaml: string): Promise<string[]> {
   const policy = parsePolicy(yaml, { env: {} });
   const tools = await buildTools(policy, { env: {} });
-  return ruleSchemaWarnings(policy.rules, ruleArgSchemas(policy, tools)).map((w) => `${w.key}: ${w.problem}`);
+  return ruleSchemaWarnings(policy.rules, ruleArgSchemas(tools, policy.tools.run_action?.actions)).map(
+    (w) => `${w.key}: ${w.problem}`,
+  );
 }
 
 describe('rules that cannot apply as written to their tool arguments are named', () => {

@@ -51,7 +51,10 @@ export const checkConfigCommand: Command = {
         Object.keys(policy.mcp?.servers ?? {}),
       );
       if (agentProblems.length > 0) throw new ConfigError(policy.source, agentProblems);
-      const warnings = ruleSchemaWarnings(policy.rules, ruleArgSchemas(policy, tools));
+      const warnings = ruleSchemaWarnings(
+        policy.rules,
+        ruleArgSchemas(tools, policy.tools.run_action?.actions),
+      );
       const summary = {
         ...summarisePolicy(policy, tools),
         warnings,
