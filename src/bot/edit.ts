@@ -16,6 +16,7 @@ import { argsHash } from '../loop/hash.js';
 import { checkEditedArgs } from '../policy/edited-args.js';
 import type { AskDecision } from '../policy/gate.js';
 import { decideGate } from '../policy/gate.js';
+import { addApprovalTimers } from '../queue/approval-timers.js';
 import { approvalCard } from '../slack/approval-card.js';
 import { approvalViewFromRecord } from '../slack/approval-view.js';
 import {
@@ -103,6 +104,12 @@ async function nextRound(
     editedTo: undefined,
     votes: undefined,
     via: undefined,
+    // Asked afresh: the edited round's people, expiry, reminders and escalation are its own rule's.
+    escalation: undefined,
+    escalatedAt: undefined,
+    remindAtPercent: undefined,
+    grantOffer: undefined,
+    quorum: undefined,
   };
   if (decision.kind === 'allow') {
     return {
@@ -133,6 +140,9 @@ async function asked(
     quorum: ask.quorum > 1 ? ask.quorum : undefined,
     selfApproval: ask.selfApproval,
     grantOffer: ask.grant ?? undefined,
+    expiresAt: now + ask.expiresAfterMs,
+    remindAtPercent: ask.remindAtPercent.length > 0 ? [...ask.remindAtPercent] : undefined,
+    escalation: ask.escalation ?? undefined,
   };
   const verdict = await mayDecide(ctx.policy, round, editor, 'approve', ctx.groups);
   if (!verdict.ok) return round;
@@ -207,6 +217,13 @@ export async function editSubmitted(
     { runId: record.runId, approvalId: next.approvalId, editOf: record.approvalId, status: next.status },
     'approval edited',
   );
+  // The round's own timers (the edited round's expiry, reminders and escalation); the edited round's
+  // expiry timer adds them again should this fail.
+  if (next.status === 'pending') {
+    await addApprovalTimers(ctx.queue, next, ctx.clock.now()).catch((err: unknown) =>
+      ctx.logger.warn({ err, approvalId: next.approvalId }, 'could not add the edited round timers'),
+    );
+  }
   ctx.background.run(
     'redraw the edited card',
     () => ctx.slack.updateMessage(card.channel, card.ts, approvalCard(approvalViewFromRecord(next))),
