@@ -26,7 +26,8 @@ export async function postPause(
   const approvals = await Promise.all(
     pending.map(async (call) => {
       const decision = gateOf(rt.policy, call);
-      return planApproval(rt, call, decision, now, await grantFor(rt, ctx, state.runId, call, decision, now));
+      const run = { runId: state.runId, requester: state.requester.userId };
+      return planApproval(rt, call, decision, now, await grantFor(rt, ctx, run, call, decision, now));
     }),
   );
   const records = await rt.store.approvals.createApprovals({
