@@ -418,6 +418,50 @@ describe('reapprove (Approve again after an unknown outcome)', () => {
     ).rejects.toMatchObject({ code: 'not_found' });
   });
 
+  it('needs the quorum of the first run; a collection not completed in time starts again', async () => {
+    const [record] = await fx.store.approvals.createApprovals({
+      runId: RUN,
+      fence,
+      requester: 'U0ALICE',
+      now: T0,
+      approvals: [{ call: gated('call_3'), approvers, expiresAt: T0 + HOUR, policy: { quorum: 2 } }],
+    });
+    const approvalId = record!.approvalId;
+    for (const by of ['U0A', 'U0B']) {
+      await fx.store.approvals.decide({ approvalId, decision: 'approved', decidedBy: by, now: T0 });
+    }
+    await fx.store.ledger.begin({ approvalId, fence, argsHash: gated('call_3').argsHash, now: T0 + 1 });
+    await fx.store.ledger.markOutcomeUnknown(approvalId, fence, T0 + 2);
+    const next = nextRoundOf(approvalId);
+    const again = (by: string, now: number) =>
+      fx.store.approvals.reapprove({ approvalId, decidedBy: by, now });
+
+    const first = await again('U0A', T0 + 10);
+    expect(first).toMatchObject({ won: false, vote: 'counted', record: { status: 'pending', quorum: 2 } });
+    expect(first.record.votes?.map((v) => v.by)).toEqual(['U0A']);
+    expect(first.record.expiresAt).toBe(T0 + 10 + HOUR);
+    expect(await fx.store.ledger.get(next)).toBeNull();
+    // Too late for U0A's click: U0B's starts the collection again, alone.
+    const late = await again('U0B', T0 + 10 + HOUR);
+    expect(late).toMatchObject({ won: false, vote: 'counted', record: { status: 'pending' } });
+    expect(late.record.votes?.map((v) => v.by)).toEqual(['U0B']);
+    expect(await again('U0B', T0 + HOUR + 20)).toMatchObject({ won: false, vote: 'repeated' });
+    const done = await again('U0A', T0 + HOUR + 30);
+    expect(done).toMatchObject({
+      won: true,
+      vote: 'counted',
+      record: { status: 'approved', decidedBy: 'U0A', decisionReason: REAPPROVE_REASON },
+    });
+    expect(await fx.store.ledger.get(next)).toMatchObject({ status: 'approved' });
+    expect(await again('U0C', T0 + HOUR + 40)).toMatchObject({ won: false, vote: null });
+    const events = (await fx.store.audit.recent(3)).map((a) => [a.entry.event, a.entry.decider]);
+    expect(events).toEqual([
+      ['decision', 'U0A'],
+      ['vote', 'U0B'],
+      ['vote', 'U0A'],
+    ]);
+  });
+
   it('keys of the new round expire with the run', async () => {
     const approvalId = await unknownOutcome();
     await fx.store.context.redis.pexpire(fx.store.context.keys.approval(approvalId), 50_000);
