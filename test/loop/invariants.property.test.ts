@@ -3,8 +3,15 @@ import { describe, expect, it } from 'vitest';
 import { applyDecisions } from '../../src/loop/decisions.js';
 import { argsHash } from '../../src/loop/hash.js';
 import { step } from '../../src/loop/step.js';
-import type { Decision, GatedCall, Message, ModelPort, RunState, StepOutcome } from '../../src/loop/types.js';
-import { assertWellFormed, deps, newRun, type ScriptStep, scriptedModel } from '../support/engine.js';
+import type { Decision, GatedCall, ModelPort, RunState, StepOutcome } from '../../src/loop/types.js';
+import {
+  assertWellFormed,
+  deps,
+  newRun,
+  type ScriptStep,
+  scriptedModel,
+  unansweredCallsProblem,
+} from '../support/engine.js';
 
 const callSpec = fc.oneof(
   fc.record({ name: fc.constant('lookup'), args: fc.constantFrom({ service: 'a' }, { service: 'b' }) }),
@@ -29,13 +36,6 @@ const decisionSpec = fc.constantFrom('approve', 'approve_wrong_hash', 'reject', 
 
 const roundTrip = (s: RunState) => expect(JSON.parse(JSON.stringify(s))).toEqual(s);
 
-/** Every tool call in what the model is sent already has its result. */
-function assertAnswered(messages: readonly Message[]) {
-  const calls = messages.flatMap((m) => (m.role === 'assistant' ? (m.toolCalls ?? []).map((c) => c.id) : []));
-  const results = messages.flatMap((m) => (m.role === 'tool' ? [m.toolCallId] : []));
-  expect(results).toEqual(calls);
-}
-
 describe('engine invariants under random model behaviour', () => {
   it('every call gets one result in order, nothing gated runs unapproved, budgets hold, runs end', async () => {
     await fc.assert(
@@ -50,9 +50,13 @@ describe('engine invariants under random model behaviour', () => {
             'calls' in t ? { calls: t.calls } : { text: t.text },
           );
           const inner = scriptedModel(script);
+          const problems: string[] = [];
           const model: ModelPort = {
             async complete(req) {
-              assertAnswered(req.messages);
+              {
+                const problem = unansweredCallsProblem(req.messages);
+                if (problem) problems.push(problem);
+              }
               return inner.complete(req).catch(() => ({
                 content: 'Final.',
                 toolCalls: [],
@@ -98,6 +102,8 @@ describe('engine invariants under random model behaviour', () => {
             state = outcome.state;
             expect(state.step).toBeLessThanOrEqual(maxSteps);
           }
+          expect(problems).toEqual([]);
+          expect(state.stopReason).not.toBe('model_error');
           // Every run ends, with a reason and a sentence.
           expect(state.stopReason).not.toBeNull();
           expect(state.stopMessage).toBeTruthy();
@@ -140,9 +146,13 @@ describe('flood caps under random call counts', () => {
           const inner = scriptedModel(
             calls.length > 0 ? [{ calls }, { text: 'Final.' }] : [{ text: 'Final.' }],
           );
+          const problems: string[] = [];
           const model: ModelPort = {
             async complete(req) {
-              assertAnswered(req.messages);
+              {
+                const problem = unansweredCallsProblem(req.messages);
+                if (problem) problems.push(problem);
+              }
               return inner.complete(req);
             },
           };
@@ -167,6 +177,7 @@ describe('flood caps under random call counts', () => {
               outcome = await applyDecisions(outcome.state, decisions, d);
             } else outcome = await step(outcome.state, d);
           }
+          expect(problems).toEqual([]);
           expect(outcome.state.stopReason).toBe('completed');
           assertWellFormed(outcome.state);
           const results = outcome.state.messages.filter((m) => m.role === 'tool');

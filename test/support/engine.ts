@@ -6,6 +6,7 @@ import type {
   EngineDeps,
   EngineEvent,
   Logger,
+  Message,
   ModelPort,
   ModelReply,
   ModelRequest,
@@ -211,4 +212,16 @@ export function assertWellFormed(state: RunState): void {
   }
   const ids = msgs.flatMap((m) => (m.role === 'assistant' ? (m.toolCalls ?? []).map((c) => c.id) : []));
   if (new Set(ids).size !== ids.length) throw new Error('tool call ids are not unique in the run');
+}
+
+/**
+ * A problem with what the model was sent, or null: every tool call id has its result, in order. Fake
+ * models record it rather than throw, because the engine turns a throwing model into a `model_error`
+ * stop that a property accepting failed runs would let pass; tests assert the list is empty after the run.
+ */
+export function unansweredCallsProblem(messages: readonly Message[]): string | null {
+  const calls = messages.flatMap((m) => (m.role === 'assistant' ? (m.toolCalls ?? []).map((c) => c.id) : []));
+  const results = messages.flatMap((m) => (m.role === 'tool' ? [m.toolCallId] : []));
+  if (JSON.stringify(calls) === JSON.stringify(results)) return null;
+  return `model sent calls [${calls.join(',')}] with results [${results.join(',')}]`;
 }

@@ -190,6 +190,28 @@ export async function createHarness(options: HarnessOptions) {
         await new Promise((r) => setTimeout(r, 20));
       }
     },
+    /**
+     * Waits until `job` was processed for good (completed, or failed with no attempt left): tests that
+     * assert a job had no effect wait for this rather than for a fixed time that a loaded machine outlasts.
+     */
+    async jobDone(job: { id?: string | undefined; name: string }, timeoutMs?: number) {
+      return harness.waitFor(
+        `job ${job.id} (${job.name}) to finish`,
+        async () => {
+          const state = job.id ? await queue.getJobState(job.id) : 'unknown';
+          return state === 'completed' || state === 'failed' ? state : null;
+        },
+        timeoutMs,
+      );
+    },
+    /** Waits until nobody holds the run's lease (a dead worker's short lease has lapsed). */
+    async leaseLapsed(runId: string) {
+      const key = store.context.keys.run(runId).lease;
+      return harness.waitFor(
+        `the lease of ${runId} to lapse`,
+        async () => (await store.context.redis.exists(key)) === 0,
+      );
+    },
     async waitForStatus(runId: string, status: string, timeoutMs?: number) {
       return harness.waitFor(
         `run ${runId} to be ${status}`,

@@ -41,22 +41,28 @@ describe('withRunLease', () => {
   });
 
   it('keeps a lease whose renewals are confirmed', async () => {
-    const rt = leaseRuntime(async () => {}, 300);
-    await withRunLease(rt, 'run_1', 'job_1', logger, async (lease) => {
-      await new Promise((resolve) => setTimeout(resolve, 900));
+    let renewals = 0;
+    const rt = leaseRuntime(async () => {
+      renewals++;
+    }, 300);
+    const seen = await withRunLease(rt, 'run_1', 'job_1', logger, async (lease) => {
+      // Renewals confirmed over more than three lease times: the lease was never counted lost.
+      await expect.poll(() => renewals, { timeout: 10_000, interval: 20 }).toBeGreaterThanOrEqual(10);
       expect(lease.lost()).toBe(false);
       return { type: 'done' };
     });
+    expect(seen).toEqual({ type: 'done' });
   });
 
   it('counts the lease as lost at once when a renewal fails', async () => {
     const rt = leaseRuntime(async () => {
       throw new Error('lease_lost');
     }, 300);
-    await withRunLease(rt, 'run_1', 'job_1', logger, async (lease) => {
+    const seen = await withRunLease(rt, 'run_1', 'job_1', logger, async (lease) => {
       await expect.poll(() => lease.lost(), { timeout: 10_000, interval: 20 }).toBe(true);
       return { type: 'done' };
     });
+    expect(seen).toEqual({ type: 'done' });
   });
 });
 

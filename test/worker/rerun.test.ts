@@ -47,7 +47,7 @@ async function runLeftUnknown() {
     argsHash: card.view.argsHash,
     now: Date.now(),
   });
-  await new Promise((r) => setTimeout(r, 250));
+  await h.leaseLapsed(runId);
   await addRunJob(h.queue, { name: 'resume', data: { v: 1, runId, approvalId } });
   await h.waitForStatus(runId, 'completed');
   await h.waitFor('unknown card', () =>
@@ -115,7 +115,7 @@ describe('worker: a call approved again after an unknown outcome', () => {
       argsHash: again.record.argsHash,
       now: Date.now(),
     });
-    await new Promise((r) => setTimeout(r, 250));
+    await h!.leaseLapsed(runId);
     await addRunJob(h!.queue, { name: 'resume', data: { v: 1, runId, approvalId: second } });
     const note = await h!.waitFor('note', () => h!.notifier.of('note')[0]);
 
@@ -151,7 +151,11 @@ describe('worker: a call approved again after an unknown outcome', () => {
       decidedBy: 'UMGR',
       now: Date.now(),
     });
-    await new Promise((r) => setTimeout(r, 200));
+    // The start job that posted the card is done and no other job is due: nothing could move the run.
+    await h.waitFor('an idle queue', async () => {
+      const counts = await h!.queue.getJobCounts('active', 'wait', 'prioritized');
+      return Object.values(counts).every((n) => n === 0);
+    });
     expect((await h.store.runs.loadRun(runId))?.state.status).toBe('awaiting_approval');
     const timer = await h.queue.getJob(`expire-${encodeURIComponent(card.view.approvalId)}`);
     await timer?.promote();

@@ -62,8 +62,9 @@ describe('worker: runs through the queue', () => {
     await h.waitForStatus(runId, 'completed');
     await startJobDone(data);
     // A redelivery after completion (a different BullMQ job id) finds the run done and posts nothing.
-    await addRunJob(h.queue, { name: 'start', data: { ...data, queuedBehind: 'r-someone' } });
-    await new Promise((r) => setTimeout(r, 300));
+    await h.jobDone(
+      await addRunJob(h.queue, { name: 'start', data: { ...data, queuedBehind: 'r-someone' } }),
+    );
     expect(model.requests).toHaveLength(1);
     expect(h.notifier.of('final')).toHaveLength(1);
   });
@@ -180,7 +181,7 @@ describe('worker: runs through the queue', () => {
       now: Date.now(),
     });
     expect(began.changed).toBe(true);
-    await new Promise((r) => setTimeout(r, 250));
+    await h.leaseLapsed(runId);
     await addRunJob(h.queue, { name: 'resume', data: { v: 1, runId, approvalId } });
     const run = await h.waitForStatus(runId, 'completed');
     expect(h.executed.filter((e) => e.tool === 'restart')).toHaveLength(0);
