@@ -3,8 +3,13 @@
  * groups (looked up with usergroups.users.list by the caller's `lookup`, cached). Used by the bot for every
  * click and by the worker when it uses a grant (the grantor must be an approver of the call now).
  */
-import type { Approvers } from '../config/policy-limits.js';
 import type { Clock } from '../loop/types.js';
+
+/** Who may decide: Slack user ids and user group ids (the policy's `Approvers`). */
+export interface ApproverIds {
+  readonly users: readonly string[];
+  readonly groups: readonly string[];
+}
 
 /** Group members, cached; concurrent lookups of one group share one Slack call. */
 export interface GroupMembers {
@@ -46,7 +51,7 @@ export function createGroupMembers(options: GroupMembersOptions): GroupMembers {
 
 /** Whether `userId` is one of `approvers` (directly or through a group). */
 export async function isApprover(
-  approvers: Approvers,
+  approvers: ApproverIds,
   userId: string,
   groups: GroupMembers,
 ): Promise<{ ok: true } | { ok: false; reason: 'not_approver' | 'lookup_failed' }> {
