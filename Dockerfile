@@ -7,7 +7,8 @@
 #
 # loopgate runs its TypeScript sources through tsx, a production dependency: there is no compile step.
 
-# Node 24 LTS: Node 20 reached end of life in April 2026 (CI still runs the suite on both).
+# Node 24 LTS, the recommended runtime. Node 20 reached end of life in April 2026; package.json's engines
+# still allow it (>= 20.19), so CI runs the suite on 20 and 24.
 ARG NODE_IMAGE=node:24-bookworm-slim
 
 # --- deps: every dependency, from the lockfile ---------------------------------------------------------
@@ -51,7 +52,8 @@ COPY loopgate.example.yaml ./
 RUN chmod 0755 bin/loopgate.js && ln -s /app/bin/loopgate.js /usr/local/bin/loopgate
 USER node
 EXPOSE 3000
-# Liveness of the bot (GET /healthz on PORT); compose disables it for workers, which serve no HTTP.
+# Liveness of the bot (GET /healthz on PORT). Workers serve /healthz on METRICS_PORT instead (default
+# 9091): docker-compose.yml gives the worker service its own healthcheck for it.
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 ENTRYPOINT ["/usr/bin/tini", "--"]

@@ -26,7 +26,7 @@ const toolOverride = z.strictObject({
 
 const serverSettings = z
   .strictObject({
-    /** stdio: the program and its first arguments, e.g. `[npx, mcp-server-filesystem]`. */
+    /** stdio: the program and its first arguments, e.g. `[npx, -y, "@modelcontextprotocol/server-filesystem@2026.8.31"]`. */
     command: z
       .array(z.string().min(1), { error: 'expected the program and its arguments as a list' })
       .min(1, { error: 'expected at least the program' })

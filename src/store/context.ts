@@ -27,7 +27,7 @@ export interface StoreOptions {
   maxQueuedPerThread?: number;
   /**
    * Replicas that must confirm (Redis WAIT) the `executing` record of an approved call before it runs,
-   * and a person's decision before it counts. Default 0: no WAIT (see README, Durability and failover).
+   * and a person's decision before it counts. Default 0: no WAIT (see docs/operations.md, Durability and failover).
    */
   waitReplicas?: number;
   /** How long that WAIT may block, in ms (> 0; WAIT 0 would block forever). Default 500. */

@@ -171,12 +171,27 @@ describe('docker-compose.yml', () => {
     expect(repoFileExists('loopgate.example.yaml')).toBe(true);
   });
 
-  it('lets workers scale: no container_name, no published ports, and no HTTP healthcheck', () => {
+  it('lets workers scale: no container_name and no published ports', () => {
     const worker = svc('worker');
     expect(worker.container_name).toBeUndefined();
     expect(worker.ports).toEqual([]);
-    expect(worker.healthcheck).toEqual({ disable: true });
     expect(svc('bot').container_name).toBeUndefined();
+  });
+
+  it("probes each worker's GET /healthz on the METRICS_PORT it serves, fixed in the service", () => {
+    const worker = svc('worker');
+    const secrets = { SLACK_BOT_TOKEN: 'xoxb-1', OPENAI_API_KEY: 'k' };
+    // The port the worker serves its probes on inside the container, read the way the worker reads it.
+    const port = loadEnv(
+      { ...secrets, METRICS_PORT: String(worker.environment.METRICS_PORT) },
+      { need: 'worker', envFile: false },
+    ).METRICS_PORT;
+    expect(port).toBe(loadEnv(secrets, { need: 'worker', envFile: false }).METRICS_PORT); // the default
+    expect(port).toBeGreaterThan(0);
+    expect(worker.healthcheck?.disable).toBeUndefined();
+    expect((worker.healthcheck?.test ?? []).join(' ')).toContain(`http://127.0.0.1:${port}/healthz`);
+    expect(readRepoFile('src/metrics/http.ts')).toContain("req.url === '/healthz'");
+    expect(readRepoFile('src/worker/start.ts')).toContain("portVariable: 'METRICS_PORT'");
   });
 
   it('waits longer on stop than each process takes to shut down gracefully', () => {
