@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { GatedCall } from '../../src/loop/types.js';
 import { RETRY_REASON } from '../../src/store/approval-store.js';
@@ -460,6 +461,46 @@ describe('reapprove (Approve again after an unknown outcome)', () => {
       ['vote', 'U0B'],
       ['vote', 'U0A'],
     ]);
+  });
+
+  it('approves running again exactly when the quorum of distinct approvers clicked, with one winner (property)', async () => {
+    let calls = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 3 }),
+        fc.array(fc.constantFrom('U0A', 'U0B', 'U0C', 'U0D'), { minLength: 1, maxLength: 8 }),
+        async (quorum, clicks) => {
+          const call = gated(`call_p${calls++}`);
+          const [record] = await fx.store.approvals.createApprovals({
+            runId: RUN,
+            fence,
+            requester: 'U0ALICE',
+            now: T0,
+            approvals: [{ call, approvers, expiresAt: T0 + HOUR, policy: { quorum } }],
+          });
+          const approvalId = record!.approvalId;
+          for (const by of ['U0X', 'U0Y', 'U0Z'].slice(0, quorum)) {
+            await fx.store.approvals.decide({ approvalId, decision: 'approved', decidedBy: by, now: T0 });
+          }
+          await fx.store.ledger.begin({ approvalId, fence, argsHash: call.argsHash, now: T0 + 1 });
+          await fx.store.ledger.markOutcomeUnknown(approvalId, fence, T0 + 2);
+          const results = [];
+          for (const [i, by] of clicks.entries()) {
+            results.push(await fx.store.approvals.reapprove({ approvalId, decidedBy: by, now: T0 + 10 + i }));
+          }
+          // The click that completes the quorum is the first at which that many distinct people clicked.
+          const seen = new Set<string>();
+          const completing = clicks.findIndex((by) => seen.add(by).size === quorum);
+          expect(results.map((r) => r.won)).toEqual(clicks.map((_, i) => i === completing));
+          const next = await fx.store.approvals.get(nextRoundOf(approvalId));
+          expect(next?.status).toBe(completing >= 0 ? 'approved' : 'pending');
+          expect((await fx.store.ledger.get(nextRoundOf(approvalId)))?.status).toBe(
+            completing >= 0 ? 'approved' : undefined,
+          );
+        },
+      ),
+      { numRuns: 25 },
+    );
   });
 
   it('keys of the new round expire with the run', async () => {
