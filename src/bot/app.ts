@@ -27,6 +27,7 @@ import type { Logger } from '../log/logger.js';
 import type { Clock } from '../loop/types.js';
 import { listenError } from '../metrics/http.js';
 import type { Metrics } from '../metrics/metrics.js';
+import { createGroupMembers } from '../policy/approver-groups.js';
 import type { RunsQueue } from '../queue/index.js';
 import { ACTION_IDS, CALLBACK_IDS } from '../slack/ids.js';
 import { parseGrantRef } from '../store/grant-store.js';
@@ -43,7 +44,6 @@ import {
   tellClicker,
   toldWhenNotRecorded,
 } from './approvals.js';
-import { createGroupMembers } from './approvers.js';
 import { createBackground } from './background.js';
 import { boltLevelOf, boltLogger } from './bolt-logger.js';
 import { loopgateCommand, SLASH_COMMAND } from './commands.js';

@@ -167,6 +167,12 @@ const votedText = (record: ApprovalRecord) => {
   return `Your approval is recorded: ${progressText(record)}. \`${record.tool}\` runs once ${left} more approver${left === 1 ? '' : 's'} approve${left === 1 ? 's' : ''}; nothing has run yet.`;
 };
 
+/** Running a call again needs the quorum its first run needed: the clicker is told how far it is. */
+const againVotedText = (record: ApprovalRecord) => {
+  const left = (record.quorum ?? 1) - (record.votes?.length ?? 0);
+  return `Your approval to run \`${record.tool}\` again is recorded: ${progressText(record)}. Like its first run, it needs ${record.quorum ?? 1} different approvers: it runs again once ${left} more approve${left === 1 ? 's' : ''} it again (with Approve again, ${slackDate(record.expiresAt)} at the latest); nothing has run yet.`;
+};
+
 const repeatedVoteText = (record: ApprovalRecord) =>
   `You have already approved this (${progressText(record)}). It needs ${record.quorum ?? 1} different approvers; nothing more was changed.`;
 
@@ -242,8 +248,9 @@ export async function rejectSubmitted(
 /**
  * "Approve again" on an outcome_unknown card, or "Retry" on the card of a call that failed transiently
  * and was not repeated (the same guarded path): a fresh approval of the same call by someone who may approve
- * it (the requester only where self-approval is allowed). The store creates the call's next approval round,
- * already approved (the first click wins), and its resume job runs the call once more. The card showed the
+ * it (the requester only where self-approval is allowed), with the quorum its first run needed. The store
+ * creates the call's next approval round, approved by this click (quorum 1, the first click wins) or by the
+ * last of the distinct approvers it needs, and its resume job runs the call once more. The card showed the
  * exact arguments and Slack asked the clicker to confirm, so the click is the informed decision.
  */
 export async function reapproveClicked(ctx: BotContext, target: ClickTarget): Promise<void> {
@@ -270,6 +277,20 @@ export async function reapproveClicked(ctx: BotContext, target: ClickTarget): Pr
     const unconfirmed = unconfirmedDecisionText(error);
     if (unconfirmed) return tellClicker(ctx, target, unconfirmed);
     throw error;
+  }
+  if (again.vote === 'counted' && !again.won) {
+    ctx.logger.info(
+      { runId: record.runId, approvalId: again.record.approvalId, decidedBy: target.userId },
+      'approval again counted towards its quorum',
+    );
+    return tellClicker(ctx, target, againVotedText(again.record));
+  }
+  if (again.vote === 'repeated') {
+    return tellClicker(
+      ctx,
+      target,
+      `You have already approved running this again (${progressText(again.record)}). It needs ${again.record.quorum ?? 1} different approvers; nothing more was changed.`,
+    );
   }
   if (!again.won) {
     const { decidedBy, decidedAt } = again.record;

@@ -6,9 +6,9 @@
  */
 import { enabledGatedTools } from '../config/policy.js';
 import { approversFor } from '../config/policy-limits.js';
+import { isApprover } from '../policy/approver-groups.js';
 import { addRunJob } from '../queue/index.js';
 import type { LoadedRun } from '../store/index.js';
-import { isApprover } from './approvers.js';
 import type { BotContext } from './context.js';
 
 /**

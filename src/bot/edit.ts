@@ -12,12 +12,20 @@
  * An `allow` rule for the edited arguments approves them as it would the model's.
  */
 
+import { argsHash } from '../loop/hash.js';
 import { checkEditedArgs } from '../policy/edited-args.js';
 import type { AskDecision } from '../policy/gate.js';
 import { decideGate } from '../policy/gate.js';
+import { addApprovalTimers } from '../queue/approval-timers.js';
 import { approvalCard } from '../slack/approval-card.js';
 import { approvalViewFromRecord } from '../slack/approval-view.js';
-import { blockOfPath, editModal, parseEditSubmission } from '../slack/edit-modal.js';
+import {
+  blockOfPath,
+  editModal,
+  editSubmissionMeta,
+  formCanHold,
+  parseEditSubmission,
+} from '../slack/edit-modal.js';
 import { type ApprovalRecord, nextRoundOf, StoreError } from '../store/index.js';
 import { type ApprovalClick, checkApprovalClick } from './approval-checks.js';
 import { approvalClick } from './approvals.js';
@@ -45,7 +53,7 @@ export async function editClicked(
     return tell(
       `\`${record.tool}\` calls cannot be edited here (its schema was not kept). Nothing was changed.`,
     );
-  if (JSON.stringify(record.args).length > MAX_FORM_JSON * 4) {
+  if (JSON.stringify(record.args).length > MAX_FORM_JSON * 4 || !formCanHold(record.schema, record.args)) {
     return tell('These arguments are too large to edit in a form. Reject the call and ask for another.');
   }
   try {
@@ -96,6 +104,12 @@ async function nextRound(
     editedTo: undefined,
     votes: undefined,
     via: undefined,
+    // Asked afresh: the edited round's people, expiry, reminders and escalation are its own rule's.
+    escalation: undefined,
+    escalatedAt: undefined,
+    remindAtPercent: undefined,
+    grantOffer: undefined,
+    quorum: undefined,
   };
   if (decision.kind === 'allow') {
     return {
@@ -126,6 +140,9 @@ async function asked(
     quorum: ask.quorum > 1 ? ask.quorum : undefined,
     selfApproval: ask.selfApproval,
     grantOffer: ask.grant ?? undefined,
+    expiresAt: now + ask.expiresAfterMs,
+    remindAtPercent: ask.remindAtPercent.length > 0 ? [...ask.remindAtPercent] : undefined,
+    escalation: ask.escalation ?? undefined,
   };
   const verdict = await mayDecide(ctx.policy, round, editor, 'approve', ctx.groups);
   if (!verdict.ok) return round;
@@ -154,14 +171,17 @@ export async function editSubmitted(
   view: unknown,
   onApproved: (record: ApprovalRecord, decider: { channel: string; user: string }) => void,
 ): Promise<EditAnswer> {
-  const meta = parseEditSubmission(view, {}).meta;
+  const meta = editSubmissionMeta(view);
   const click = { approvalId: meta.approvalId, userId, channelId: meta.channel, messageTs: meta.messageTs };
   const check = await checkApprovalClick(ctx, click, 'approve');
   if (!check.ok) return { notice: check.message };
   const { record, card } = check;
   const schema = record.schema ?? {};
-  const form = parseEditSubmission(view, schema);
+  const form = parseEditSubmission(view, schema, record.args);
   if (!form.ok) return { errors: form.errors };
+  const first = blockOfPath(schema, '');
+  // Compared before the schema fills in defaults: a form sent back as it was opened changes nothing.
+  if (argsHash(form.args) === argsHash(record.args)) return { errors: { [first]: 'Nothing was changed.' } };
   const checked = checkEditedArgs(schema, form.args);
   if (!checked.ok) {
     const errors: Record<string, string> = {};
@@ -171,7 +191,6 @@ export async function editSubmitted(
     }
     return { errors };
   }
-  const first = blockOfPath(schema, '');
   if (checked.argsHash === record.argsHash) return { errors: { [first]: 'Nothing was changed.' } };
   const planned = await nextRound(ctx, record, userId, checked.args, checked.argsHash);
   if ('denied' in planned) {
@@ -198,6 +217,13 @@ export async function editSubmitted(
     { runId: record.runId, approvalId: next.approvalId, editOf: record.approvalId, status: next.status },
     'approval edited',
   );
+  // The round's own timers (the edited round's expiry, reminders and escalation); the edited round's
+  // expiry timer adds them again should this fail.
+  if (next.status === 'pending') {
+    await addApprovalTimers(ctx.queue, next, ctx.clock.now()).catch((err: unknown) =>
+      ctx.logger.warn({ err, approvalId: next.approvalId }, 'could not add the edited round timers'),
+    );
+  }
   ctx.background.run(
     'redraw the edited card',
     () => ctx.slack.updateMessage(card.channel, card.ts, approvalCard(approvalViewFromRecord(next))),

@@ -6,6 +6,7 @@
  * grantor or by any approver of the call it was granted with.
  */
 
+import { isApprover } from '../policy/approver-groups.js';
 import type { Grant } from '../policy/grants.js';
 import { grantScopeText, grantValues } from '../policy/grants.js';
 import { grantModal, parseGrantSubmission } from '../slack/grant-modal.js';
@@ -14,7 +15,6 @@ import { type ApprovalRecord, StoreError } from '../store/index.js';
 import { type ApprovalClick, checkApprovalClick } from './approval-checks.js';
 // decide() queues the run's resume once the approval is recorded, as for a plain Approve.
 import { approvalClick, decide } from './approvals.js';
-import { isApprover } from './approvers.js';
 import type { BotContext } from './context.js';
 import type { ClickTarget } from './slack-payloads.js';
 

@@ -5,7 +5,9 @@
  * its thread's key, so it never crosses threads, channels or tools; each use is audited as "granted by".
  */
 import { canonicalJson } from '../loop/hash.js';
+import { type GroupMembers, isApprover } from './approver-groups.js';
 import { valueAt } from './conditions.js';
+import type { AskDecision } from './gate.js';
 
 export interface Grant {
   grantId: string;
@@ -60,9 +62,39 @@ export function grantCovers(grant: Grant, call: GrantQuery): boolean {
   });
 }
 
-/** `grants` of a thread, the one that covers the call (the latest-expiring), or undefined. */
-export function coveringGrant(grants: readonly Grant[], call: GrantQuery): Grant | undefined {
-  return grants.filter((g) => grantCovers(g, call)).sort((a, b) => b.expiresAt - a.expiresAt)[0];
+/** `grants` of a thread that cover the call, the latest-expiring first. */
+export function coveringGrants(grants: readonly Grant[], call: GrantQuery): Grant[] {
+  return grants.filter((g) => grantCovers(g, call)).sort((a, b) => b.expiresAt - a.expiresAt);
+}
+
+/** The call a grant would approve, as an Approve click on its card would be checked. */
+export interface GrantedCall {
+  /** Who asked for the run. */
+  requester: string;
+  teamId: string;
+  channelId: string;
+  /** Whom the policy asks for this call now, how many, and whether the requester may approve it. */
+  ask: Pick<AskDecision, 'approvers' | 'quorum' | 'selfApproval'>;
+}
+
+export type GrantRefusal = 'other_channel' | 'quorum' | 'self_approval' | 'not_approver' | 'lookup_failed';
+
+/**
+ * Why `grant` may not approve `call` in its grantor's name, or null when it may. A grant counts as its
+ * grantor's approval and gets every check an Approve click would: the call is in the grant's channel, one
+ * approval is enough, the grantor is not the requester (unless the rule allows self-approval), and the
+ * grantor is one of the call's approvers now (named, or in one of its groups as Slack says now).
+ */
+export async function grantRefusal(
+  grant: Grant,
+  call: GrantedCall,
+  groups: GroupMembers,
+): Promise<GrantRefusal | null> {
+  if (grant.teamId !== call.teamId || grant.channelId !== call.channelId) return 'other_channel';
+  if (call.ask.quorum > 1) return 'quorum';
+  if (grant.grantedBy === call.requester && !call.ask.selfApproval) return 'self_approval';
+  const approver = await isApprover(call.ask.approvers, grant.grantedBy, groups);
+  return approver.ok ? null : approver.reason;
 }
 
 /** What a grant covers, in words: `post_message with channel = "C0INC" in this thread until 14:00`. */

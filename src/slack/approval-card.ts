@@ -189,16 +189,32 @@ function decisionText(view: ApprovalView): string {
 }
 
 /** Who edited the arguments and what changed against the model's original, one line per path. */
-function editedText(edited: NonNullable<ApprovalView['edited']>, args: unknown): string {
-  const lines = argsDiff(edited.originalArgs, args).map(
+function editedText(edited: NonNullable<ApprovalView['edited']>, args: unknown): Fitted {
+  const changes = argsDiff(edited.originalArgs, args);
+  const lines = changes.shown.map(
     (d) =>
       `• \`${escapeAndTruncate(d.path, 100)}\`: ${escapeAndTruncate(d.before, 300)} → ${escapeAndTruncate(d.after, 300)}`,
   );
-  return truncate(
-    `:pencil2: *Edited by ${userMention(edited.by)}*: changes against the model's original:\n${lines.join('\n') || '(none)'}`,
-    SLACK_LIMITS.sectionText,
-    '…',
+  const cut =
+    changes.more > 0 ||
+    changes.shown.some((d) => d.path.length > 100 || d.before.length > 300 || d.after.length > 300);
+  const more = changes.more > 0 ? `\n… and ${changes.more} more changes` : '';
+  const fitted = fitSection(
+    `:pencil2: *Edited by ${userMention(edited.by)}*: changes against the model's original:\n${lines.join('\n') || '(none)'}${more}`,
   );
+  return { text: fitted.text, cut: cut || fitted.cut };
+}
+
+interface Fitted {
+  text: string;
+  /** Something was left out: the card points to Full text. */
+  cut: boolean;
+}
+
+/** Section text cut to Slack's limit (never refused): the redraw of a card must not fail on long content. */
+function fitSection(text: string): Fitted {
+  if (text.length <= SLACK_LIMITS.sectionText) return { text, cut: false };
+  return { text: truncate(text, SLACK_LIMITS.sectionText, '…'), cut: true };
 }
 
 /** `*Approvals:* 1 of 2: <@U1> · needs 2 different approvers`. */
@@ -291,13 +307,18 @@ export function approvalCard(view: ApprovalView): SlackMessage {
     ),
   ];
 
-  const args = renderArguments(view.args, SLACK_LIMITS.sectionText - '*Arguments*\n'.length);
+  // Every budget is the section's limit less its own label, so no content can push a section over it.
+  const label = `*Arguments*${view.edited ? ' (as edited)' : ''}\n`;
+  const args = renderArguments(view.args, SLACK_LIMITS.sectionText - label.length);
+  const edited = view.edited ? editedText(view.edited, view.args) : null;
+  const decision = view.status === 'pending' ? null : fitSection(decisionText(view));
   const shortened =
     args.truncated ||
+    Boolean(edited?.cut) ||
     (view.preview != null && !fitsLabelled(showInvisible(view.preview))) ||
     (view.reason != null && showInvisible(view.reason).length > REASON_CHARS);
-  blocks.push(section(`*Arguments*${view.edited ? ' (as edited)' : ''}\n${args.text}`));
-  if (view.edited) blocks.push(section(editedText(view.edited, view.args)));
+  blocks.push(section(`${label}${args.text}`));
+  if (edited) blocks.push(section(edited.text));
   if (shortened) {
     blocks.push(
       context(`_Shortened here; every character of it is under *${FULL_TEXT_BUTTON}* below this card._`),
@@ -316,8 +337,9 @@ export function approvalCard(view: ApprovalView): SlackMessage {
     ),
   );
   if (view.rule) blocks.push(context(`Policy: ${escapeAndTruncate(view.rule, 300)}`));
-  if (view.status === 'pending' && (view.quorum ?? 1) > 1) blocks.push(section(quorumText(view)));
-  if (view.status !== 'pending') blocks.push(section(decisionText(view)));
+  if (view.status === 'pending' && (view.quorum ?? 1) > 1)
+    blocks.push(section(fitSection(quorumText(view)).text));
+  if (decision) blocks.push(section(decision.text));
   if (view.outcome) blocks.push(labelled('Result', view.outcome));
   blocks.push(actions(`loopgate_approval`, buttonsFor(view, shortened)));
 

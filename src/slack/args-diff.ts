@@ -22,7 +22,8 @@ function leaves(value: unknown, path: string, out: Map<string, string>): void {
   out.set(path || '(arguments)', JSON.stringify(value) ?? 'null');
 }
 
-export function argsDiff(before: unknown, after: unknown): ArgChange[] {
+/** The first changes (at most MAX_CHANGES), and how many more there are. */
+export function argsDiff(before: unknown, after: unknown): { shown: ArgChange[]; more: number } {
   const a = new Map<string, string>();
   const b = new Map<string, string>();
   leaves(before, '', a);
@@ -33,5 +34,5 @@ export function argsDiff(before: unknown, after: unknown): ArgChange[] {
     const now = b.get(path);
     if (was !== now) changes.push({ path, before: was ?? 'absent', after: now ?? 'absent' });
   }
-  return changes.slice(0, MAX_CHANGES);
+  return { shown: changes.slice(0, MAX_CHANGES), more: Math.max(0, changes.length - MAX_CHANGES) };
 }

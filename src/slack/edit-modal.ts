@@ -27,6 +27,8 @@ interface Field {
   options?: string[];
   description?: string;
 }
+/** The one JSON input of a schema without plain properties. */
+const WHOLE_FIELD: Field = { name: WHOLE, kind: 'json', required: true };
 
 const asRecord = (v: unknown): Record<string, unknown> | undefined =>
   v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
@@ -67,19 +69,49 @@ const EditMetadata = z.object({
 });
 export type EditMetadata = z.infer<typeof EditMetadata>;
 
-const json = (value: unknown) => JSON.stringify(value, null, 2) ?? '';
+/** JSON as the form shows it: indented when that fits an input, else compact. */
+function jsonText(value: unknown): string {
+  const pretty = JSON.stringify(value, null, 2) ?? '';
+  return pretty.length <= MAX_TEXT ? pretty : (JSON.stringify(value) ?? '');
+}
+
+/**
+ * What the form holds for `value` as Slack sends it back untouched (null: an empty input, no selection).
+ * A field submitted with exactly this is unchanged, and keeps the call's own value (or its absence).
+ */
+function shownRaw(field: Pick<Field, 'kind' | 'options'>, value: unknown): string | null {
+  switch (field.kind) {
+    case 'enum':
+      return typeof value === 'string' && (field.options ?? []).includes(value) ? value : null;
+    case 'number':
+    case 'integer':
+      return typeof value === 'number' ? String(value) : null;
+    case 'boolean':
+      return value === true ? 'true' : 'false';
+    case 'string':
+      return typeof value === 'string' && value !== '' ? value : null;
+    case 'json':
+      return value === undefined ? null : jsonText(value);
+  }
+}
+
+/** Whether the form can hold `value` whole; a field that cannot is shown read-only and kept as it is. */
+export function fitsForm(field: Pick<Field, 'kind' | 'options'>, value: unknown): boolean {
+  return (shownRaw(field, value) ?? '').length <= MAX_TEXT;
+}
 
 function element(field: Field, value: unknown): types.InputBlockElement {
   const base = { action_id: EDIT_INPUT };
+  const initial = shownRaw(field, value);
   switch (field.kind) {
     case 'enum': {
       const options = (field.options ?? []).map((o) => ({ text: plainText(o, 75), value: o }));
-      const initial = options.find((o) => o.value === value);
+      const selected = options.find((o) => o.value === initial);
       return {
         ...base,
         type: 'static_select' as const,
         options,
-        ...(initial ? { initial_option: initial } : {}),
+        ...(selected ? { initial_option: selected } : {}),
       };
     }
     case 'number':
@@ -88,7 +120,7 @@ function element(field: Field, value: unknown): types.InputBlockElement {
         ...base,
         type: 'number_input' as const,
         is_decimal_allowed: field.kind === 'number',
-        ...(typeof value === 'number' ? { initial_value: String(value) } : {}),
+        ...(initial === null ? {} : { initial_value: initial }),
       };
     case 'boolean': {
       const option = { text: plainText('true', 75), value: 'true' };
@@ -96,26 +128,28 @@ function element(field: Field, value: unknown): types.InputBlockElement {
         ...base,
         type: 'checkboxes' as const,
         options: [option],
-        ...(value === true ? { initial_options: [option] } : {}),
+        ...(initial === 'true' ? { initial_options: [option] } : {}),
       };
     }
     case 'string':
-      return {
-        ...base,
-        type: 'plain_text_input' as const,
-        multiline: typeof value === 'string' && (value.length > 80 || value.includes('\n')),
-        max_length: MAX_TEXT,
-        ...(typeof value === 'string' ? { initial_value: value.slice(0, MAX_TEXT) } : {}),
-      };
     case 'json':
       return {
         ...base,
         type: 'plain_text_input' as const,
-        multiline: true,
+        multiline:
+          field.kind === 'json' || (initial !== null && (initial.length > 80 || initial.includes('\n'))),
         max_length: MAX_TEXT,
-        ...(value === undefined ? {} : { initial_value: json(value).slice(0, MAX_TEXT) }),
+        ...(initial === null ? {} : { initial_value: initial }),
       };
   }
+}
+
+/** The note that stands for a field too long for the form: it is kept exactly as it is. */
+function keptBlock(field: Field, value: unknown): KnownBlock {
+  const length = (shownRaw(field, value) ?? '').length.toLocaleString('en-US');
+  return context(
+    `*${escapeAndTruncate(field.name, 200, '…')}* is ${length} characters, too long for a form field (${MAX_TEXT.toLocaleString('en-US')}): it is kept exactly as it is, and *Full text* on the card shows all of it. To change it, Reject the call and ask for another.`,
+  );
 }
 
 /** The Edit modal for an approval of `tool` with arguments `args`. */
@@ -126,20 +160,24 @@ export function editModal(
   const fields = editFields(meta.schema);
   const args = asRecord(meta.args) ?? {};
   const inputs: KnownBlock[] = fields
-    ? fields.map((f) => ({
-        type: 'input' as const,
-        block_id: `arg:${f.name}`,
-        optional: !f.required || f.kind === 'boolean',
-        label: plainText(f.kind === 'json' ? `${f.name} (JSON)` : f.name, SLACK_LIMITS.inputLabel),
-        element: element(f, args[f.name]),
-        ...(f.description ? { hint: plainText(f.description, 150) } : {}),
-      }))
+    ? fields.map((f) =>
+        fitsForm(f, args[f.name])
+          ? {
+              type: 'input' as const,
+              block_id: `arg:${f.name}`,
+              optional: !f.required || f.kind === 'boolean',
+              label: plainText(f.kind === 'json' ? `${f.name} (JSON)` : f.name, SLACK_LIMITS.inputLabel),
+              element: element(f, args[f.name]),
+              ...(f.description ? { hint: plainText(f.description, 150) } : {}),
+            }
+          : keptBlock(f, args[f.name]),
+      )
     : [
         {
           type: 'input' as const,
           block_id: WHOLE,
           label: plainText('Arguments (JSON)', SLACK_LIMITS.inputLabel),
-          element: element({ name: WHOLE, kind: 'json', required: true }, meta.args),
+          element: element(WHOLE_FIELD, meta.args),
         },
       ];
   return {
@@ -175,53 +213,89 @@ export type EditParse =
   | { ok: true; meta: EditMetadata; args: unknown }
   | { ok: false; meta: EditMetadata; errors: Record<string, string> };
 
+/** What Slack sent back for a field, in the form of shownRaw. */
+function rawOf(field: Field, v: z.infer<typeof StateValue> | undefined): string | null {
+  if (!v) return null;
+  switch (field.kind) {
+    case 'enum':
+      return v.selected_option?.value ?? null;
+    case 'boolean':
+      return (v.selected_options ?? []).length > 0 ? 'true' : 'false';
+    default:
+      return v.value == null || v.value === '' ? null : v.value;
+  }
+}
+
+/**
+ * A field's value after the submission: the call's own value (or its absence) when the form could not
+ * hold it or it comes back as it was shown, else what the person entered.
+ */
 function readValue(
   field: Field,
   v: z.infer<typeof StateValue> | undefined,
+  current: unknown,
 ): { value?: unknown; error?: string } {
-  if (!v) return {};
+  const raw = rawOf(field, v);
+  if (!fitsForm(field, current) || raw === shownRaw(field, current)) return { value: current };
+  if (raw === null) return {};
   switch (field.kind) {
     case 'enum':
-      return v.selected_option ? { value: v.selected_option.value } : {};
+    case 'string':
+      return { value: raw };
     case 'boolean':
-      return { value: (v.selected_options ?? []).length > 0 };
+      return { value: raw === 'true' };
     case 'number':
     case 'integer': {
-      if (v.value == null || v.value === '') return {};
-      const n = Number(v.value);
+      const n = Number(raw);
       return Number.isFinite(n) ? { value: n } : { error: 'expected a number' };
     }
-    case 'string':
-      return v.value == null ? {} : { value: v.value };
     case 'json':
-      if (v.value == null || v.value.trim() === '') return {};
       try {
-        return { value: JSON.parse(v.value) };
+        return { value: JSON.parse(raw) };
       } catch (err) {
         return { error: `not valid JSON (${(err as Error).message})` };
       }
   }
 }
 
-/** Reads a submitted Edit modal back into arguments; throws a ZodError on a payload of another shape. */
-export function parseEditSubmission(view: unknown, schema: Record<string, unknown>): EditParse {
+/** The metadata of a submitted Edit modal; throws a ZodError on a payload of another shape. */
+export function editSubmissionMeta(view: unknown): EditMetadata {
+  return EditMetadata.parse(JSON.parse(EditSubmission.parse(view).private_metadata));
+}
+
+/**
+ * Reads a submitted Edit modal back into arguments, over `current` (the call's arguments the form was
+ * opened with): what the person did not change keeps its exact value. Throws a ZodError on a payload of
+ * another shape.
+ */
+export function parseEditSubmission(
+  view: unknown,
+  schema: Record<string, unknown>,
+  current: unknown,
+): EditParse {
   const parsed = EditSubmission.parse(view);
-  const meta = EditMetadata.parse(JSON.parse(parsed.private_metadata));
+  const meta = editSubmissionMeta(view);
   const values = parsed.state.values;
   const fields = editFields(schema);
   const errors: Record<string, string> = {};
   if (!fields) {
-    const read = readValue({ name: WHOLE, kind: 'json', required: true }, values[WHOLE]?.[EDIT_INPUT]);
+    const read = readValue(WHOLE_FIELD, values[WHOLE]?.[EDIT_INPUT], current);
     if (read.error) return { ok: false, meta, errors: { [WHOLE]: read.error } };
     return { ok: true, meta, args: read.value ?? {} };
   }
+  const own = asRecord(current) ?? {};
   const args: Record<string, unknown> = {};
   for (const field of fields) {
-    const read = readValue(field, values[`arg:${field.name}`]?.[EDIT_INPUT]);
+    const read = readValue(field, values[`arg:${field.name}`]?.[EDIT_INPUT], own[field.name]);
     if (read.error) errors[`arg:${field.name}`] = read.error;
     else if (read.value !== undefined) args[field.name] = read.value;
   }
   return Object.keys(errors).length > 0 ? { ok: false, meta, errors } : { ok: true, meta, args };
+}
+
+/** Whether the form can hold `args` at all: a form of one JSON input needs all of them to fit it. */
+export function formCanHold(schema: Record<string, unknown>, args: unknown): boolean {
+  return editFields(schema) !== null || fitsForm(WHOLE_FIELD, args);
 }
 
 /** The block of the form an error at `path` (a JSON pointer such as /params/env) belongs to. */

@@ -54,8 +54,14 @@ export function fullTextModal(view: ApprovalView): ModalView {
     section(
       `\`${escapeAndTruncate(view.tool, 200, '…')}\` exactly as it will run (arguments hash \`${escapeAndTruncate(view.argsHash.slice(0, 12), 20)}\`). Nothing here is shortened.`,
     ),
-    ...labelledPieces('Arguments', argumentsInFull(view.args), true),
+    ...labelledPieces(view.edited ? 'Arguments (as edited)' : 'Arguments', argumentsInFull(view.args), true),
   ];
+  // What the edit changed is cut on the card: the model's original, whole, lets the approver compare.
+  if (view.edited) {
+    blocks.push(
+      ...labelledPieces("The model's original arguments", argumentsInFull(view.edited.originalArgs), true),
+    );
+  }
   if (view.preview)
     blocks.push(...labelledPieces('Preview', escapeMrkdwn(showInvisible(view.preview)), false));
   if (view.reason) {

@@ -219,20 +219,24 @@ export class ApprovalStore {
   }
 
   /**
-   * "Approve again" after an unknown outcome: creates the next round of `approvalId`'s call, approved by
-   * `decidedBy`, with the same arguments (first click wins: `won` is false when the round already
-   * existed). Audited like any decision. Also "Retry" of a call whose approved run failed transiently
-   * and was not repeated (the ledger's result is transient). Throws `not_found`, or `not_unknown` when
-   * the earlier round's outcome is known and not a transient failure, and it was not left unstarted (or
-   * it is still only approved). With `waitReplicas` > 0 the new round counts only once that many
-   * replicas have it, like `decide`: else it is removed again and `durability_unconfirmed` is thrown.
+   * "Approve again" after an unknown outcome: creates the next round of `approvalId`'s call, with the same
+   * arguments, approved with the same quorum as the earlier round. With quorum 1, `decidedBy`'s click
+   * approves it (first click wins: `won` is false when the round was approved already). With a larger
+   * quorum each distinct approver's click is counted (`vote: 'counted'`, or `'repeated'` for the same
+   * person again) and the last one needed approves it (`won`); a collection not completed within the
+   * earlier round's time starts again. Audited like any decision and vote. Also "Retry" of a call whose
+   * approved run failed transiently and was not repeated (the ledger's result is transient). Throws
+   * `not_found`, or `not_unknown` when the earlier round's outcome is known and not a transient failure,
+   * and it was not left unstarted (or it is still only approved). With `waitReplicas` > 0 the click counts
+   * only once that many replicas have it, like `decide`: else it is withdrawn and `durability_unconfirmed`
+   * is thrown.
    */
   async reapprove(input: {
     approvalId: string;
     decidedBy: string;
     now: number;
     permalink?: string;
-  }): Promise<{ record: ApprovalRecord; won: boolean }> {
+  }): Promise<{ record: ApprovalRecord; won: boolean; vote: 'counted' | 'repeated' | null }> {
     const { approvalId } = input;
     const next = nextRoundOf(approvalId);
     const keys = [
@@ -251,16 +255,24 @@ export class ApprovalStore {
       REAPPROVE_REASON,
       RETRY_REASON,
     ]);
-    const [won, ...pairs] = replyArray('reapproveCall', reply, { approvalId });
+    const [won, voted, ...pairs] = replyArray('reapproveCall', reply, { approvalId });
     const record = decode(`approval ${next}`, { approvalId: next }, () =>
       approvalFromHash(hashFromPairs(pairs)),
     );
-    if (won === 1 && !confirmed) {
+    const vote = voted === 1 ? 'counted' : voted === 2 ? 'repeated' : null;
+    if ((won === 1 || vote === 'counted') && !confirmed) {
       const withdrawn = await this.ctx.script('withdrawReapproval', keys.slice(2), [nonce, next]);
       if (withdrawn === 1) throw this.unconfirmed(next, replicas);
     }
     if (won === 1) await this.audit.appendDecision(record, input.permalink);
-    return { record, won: won === 1 };
+    else if (vote === 'counted') {
+      await this.audit.appendEvent(
+        record,
+        { event: 'vote', decider: input.decidedBy, at: input.now },
+        input.permalink,
+      );
+    }
+    return { record, won: won === 1, vote };
   }
 
   /**

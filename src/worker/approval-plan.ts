@@ -7,8 +7,9 @@
 
 import { toolSchema } from '../loop/tool-schemas.js';
 import type { GatedCall } from '../loop/types.js';
+import type { GroupMembers } from '../policy/approver-groups.js';
 import type { AskDecision, GateDecision } from '../policy/gate.js';
-import { coveringGrant } from '../policy/grants.js';
+import { coveringGrants, grantRefusal } from '../policy/grants.js';
 import type { RunSlackContext } from '../slack/notifier-port.js';
 import type { NewApproval } from '../store/approval-store.js';
 import type { RunPolicy, WorkerRuntime } from './runtime.js';
@@ -109,12 +110,14 @@ export function planApproval(
 
 /**
  * The grant of the call's thread that covers it (same tool, same rule, same values of the rule's grant
- * arguments, in force, and in this run when so scoped), for asks whose rule offers grants.
+ * arguments, in force, and in this run when so scoped), for asks whose rule offers grants, and that may
+ * approve it as its grantor's approval now (grantRefusal: not the requester's own grant unless the rule
+ * allows self-approval, the grantor still an approver of the call, the same channel, quorum 1).
  */
 export async function grantFor(
   rt: WorkerRuntime,
   ctx: RunSlackContext,
-  runId: string,
+  run: { runId: string; requester: string },
   call: GatedCall,
   decision: GateDecision,
   now: number,
@@ -122,12 +125,26 @@ export async function grantFor(
   if (decision.kind !== 'ask' || !decision.grant || !decision.rule || !ctx.teamId) return undefined;
   const thread = { teamId: ctx.teamId, channelId: ctx.channelId, threadTs: ctx.threadTs };
   const grants = await rt.store.grants.inThread(thread, now);
-  const grant = coveringGrant(grants, {
+  const covering = coveringGrants(grants, {
     tool: call.tool,
     rule: decision.rule.label,
     args: call.args,
-    runId,
+    runId: run.runId,
     now,
   });
-  return grant ? { grantId: grant.grantId, by: grant.grantedBy, until: grant.expiresAt } : undefined;
+  const granted = { requester: run.requester, teamId: ctx.teamId, channelId: ctx.channelId, ask: decision };
+  for (const grant of covering) {
+    const refusal = await grantRefusal(grant, granted, rt.groups ?? NO_GROUPS);
+    if (refusal === null) return { grantId: grant.grantId, by: grant.grantedBy, until: grant.expiresAt };
+    rt.logger.info(
+      { runId: run.runId, grantId: grant.grantId, grantedBy: grant.grantedBy, refusal },
+      'grant not used: it may not approve this call',
+    );
+  }
+  return undefined;
 }
+
+/** Without a way to ask Slack, no group membership can be confirmed: only approvers named directly count. */
+const NO_GROUPS: GroupMembers = {
+  has: () => Promise.reject(new Error('no user group lookup in this process')),
+};

@@ -1,31 +1,16 @@
 /**
- * The durable timers of a pending approval, as delayed jobs of the runs queue (their ids make re-adding
- * harmless): its expiry, a reminder at each `remindAtPercent` of its time, and its escalation. A timer of
- * an approval that was edited acts on the round the edits led to; one that finds it decided does nothing.
+ * What an approval round's timers do when they come due (src/queue/approval-timers.ts adds them): remind
+ * the thread, or add the round's escalation approvers. A timer acts only on the round it was made for: once
+ * that round was edited, decided or expired it does nothing, so a rule's escalation never reaches a round
+ * another rule asks for.
  */
 import type { EscalateJobData, RemindJobData } from '../queue/job-data.js';
-import { addRunJob } from '../queue/runs-queue.js';
 import { approvalViewFromRecord } from '../slack/approval-view.js';
 import { mention, slackDate, userMention } from '../slack/mrkdwn.js';
 import type { ApprovalRecord } from '../store/records.js';
 import { slackContextOf } from './advance.js';
 import type { AdvanceResult } from './run-lease.js';
 import type { WorkerRuntime } from './runtime.js';
-
-export async function addTimers(rt: WorkerRuntime, record: ApprovalRecord, now: number): Promise<void> {
-  const { runId, approvalId, createdAt, expiresAt } = record;
-  await addRunJob(rt.queue, { name: 'expire', data: { v: 1, runId, approvalId } }, expiresAt - now);
-  for (const percent of record.remindAtPercent ?? []) {
-    const at = createdAt + ((expiresAt - createdAt) * percent) / 100;
-    if (at <= now) continue;
-    await addRunJob(rt.queue, { name: 'remind', data: { v: 1, runId, approvalId, percent } }, at - now);
-  }
-  const escalation = record.escalation;
-  if (escalation && createdAt + escalation.afterMs < expiresAt) {
-    const delay = Math.max(1, createdAt + escalation.afterMs - now);
-    await addRunJob(rt.queue, { name: 'escalate', data: { v: 1, runId, approvalId } }, delay);
-  }
-}
 
 /** Who may still decide, as mentions: approvers who have not approved yet, and the groups. */
 function waitingOn(record: ApprovalRecord): string {
@@ -34,9 +19,9 @@ function waitingOn(record: ApprovalRecord): string {
   return [...users, ...record.approvers.groups.map(mention)].join(', ') || 'nobody';
 }
 
-/** The still-pending latest round of an approval, with its run's thread; null when there is nothing to do. */
+/** The timer's own round while still pending, with its run's thread; null when there is nothing to do. */
 async function pendingRound(rt: WorkerRuntime, approvalId: string, runId: string) {
-  const record = await rt.store.approvals.latest(approvalId);
+  const record = await rt.store.approvals.get(approvalId);
   if (record?.status !== 'pending' || rt.clock.now() >= record.expiresAt) return null;
   const run = await rt.store.runs.loadRun(runId);
   return run ? { record, ctx: slackContextOf(run) } : null;

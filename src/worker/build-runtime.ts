@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import { z } from 'zod';
 import { askTool } from '../agents/ask-tool.js';
 import { type AgentDefinition, agentDefinitions, DEFAULT_WATCH_MS } from '../agents/catalog.js';
 import { unknownAgentTools } from '../config/agents.js';
@@ -15,6 +16,7 @@ import type { ModelPort } from '../loop/types.js';
 import { redisCallDefinitions } from '../mcp/call-definitions.js';
 import { McpSource } from '../mcp/mcp-source.js';
 import { redisRunCancelled } from '../mcp/run-cancelled.js';
+import { createGroupMembers } from '../policy/approver-groups.js';
 import { decideGate } from '../policy/gate.js';
 import { ruleSchemaWarnings } from '../policy/rule-types.js';
 import type { RunsQueue } from '../queue/runs-queue.js';
@@ -31,6 +33,8 @@ import { ruleArgSchemas } from '../tools/rule-schemas.js';
 import { readSecret } from '../tools/settings.js';
 import { buildSystemPrompt } from '../tools/system-prompt.js';
 import type { WorkerRuntime } from './runtime.js';
+
+const groupMembersReply = z.looseObject({ users: z.array(z.string()) });
 
 export interface RuntimeParts {
   env: Env<'worker'>;
@@ -186,6 +190,12 @@ export async function buildWorkerRuntime({
     },
     clock,
     logger,
+    // Whether a grant's grantor is still an approver through a group (src/worker/approval-plan.ts).
+    groups: createGroupMembers({
+      lookup: async (usergroup) =>
+        groupMembersReply.parse(await client.usergroups.users.list({ usergroup })).users,
+      clock,
+    }),
     timeZoneOf: createTimeZoneLookup({
       usersInfo: (user) => client.users.info({ user }),
       clock,

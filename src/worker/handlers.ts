@@ -1,5 +1,6 @@
 import { scheduleNextWatch } from '../agents/child-runs.js';
 import { createRun, isFinished } from '../loop/state.js';
+import { addApprovalTimers } from '../queue/approval-timers.js';
 import type {
   CancelJobData,
   ChildEndJobData,
@@ -97,19 +98,25 @@ export async function handleResume(
   return advanceRun(rt, data.runId, jobId);
 }
 
-/** An approval's time is up: expire it unless someone decided first, then let the run continue. */
+/**
+ * An approval round's time is up: expire that round unless someone decided first, then let the run
+ * continue. A round that was edited meanwhile is left alone: the edited round has its own expiry (re-added
+ * here, harmlessly when it exists, in case the bot stopped between storing the edit and adding its timers).
+ */
 export async function handleExpire(
   rt: WorkerRuntime,
   data: ExpireJobData,
   jobId: string,
 ): Promise<AdvanceResult> {
-  // An edited approval's timer expires the round its edits led to.
-  const latest = await rt.store.approvals.latest(data.approvalId);
   const { record, changed } = await rt.store.approvals.decide({
-    approvalId: latest?.approvalId ?? data.approvalId,
+    approvalId: data.approvalId,
     decision: 'expired',
     now: rt.clock.now(),
   });
+  if (record.editedTo) {
+    const latest = await rt.store.approvals.latest(record.editedTo);
+    if (latest?.status === 'pending') await addApprovalTimers(rt.queue, latest, rt.clock.now());
+  }
   // Decided already. Advancing anyway is harmless (a run that used the decision has nothing to apply) and
   // finishes what no resume job will: a decision whose resume job was never queued (the bot died in
   // between), or a click that came too late and expired the approval itself.

@@ -1,9 +1,9 @@
 import type { ActionRecord, RunState } from '../loop/types.js';
+import { addApprovalTimers } from '../queue/approval-timers.js';
 import { approvalViewFromRecord } from '../slack/approval-view.js';
 import type { RunSlackContext } from '../slack/notifier-port.js';
 import { approvalIdFor } from '../store/ids.js';
 import { gateOf, grantFor, planApproval } from './approval-plan.js';
-import { addTimers } from './approval-timers.js';
 import type { WorkerRuntime } from './runtime.js';
 
 /**
@@ -26,7 +26,8 @@ export async function postPause(
   const approvals = await Promise.all(
     pending.map(async (call) => {
       const decision = gateOf(rt.policy, call);
-      return planApproval(rt, call, decision, now, await grantFor(rt, ctx, state.runId, call, decision, now));
+      const run = { runId: state.runId, requester: state.requester.userId };
+      return planApproval(rt, call, decision, now, await grantFor(rt, ctx, run, call, decision, now));
     }),
   );
   const records = await rt.store.approvals.createApprovals({
@@ -39,7 +40,7 @@ export async function postPause(
   });
   for (const record of records) {
     if (record.status !== 'pending') continue;
-    await addTimers(rt, record, now);
+    await addApprovalTimers(rt.queue, record, now);
     if (record.card) continue;
     // Throws when Slack refuses: the job is retried, since nobody can decide on a card that is not there.
     const card = await rt.notifier.approvalCard(ctx, approvalViewFromRecord(record));

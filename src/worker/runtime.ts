@@ -1,6 +1,7 @@
 import type { AgentRuntime } from '../agents/catalog.js';
 import type { AnyTool, Clock, Logger, ModelPort, RunLimits } from '../loop/types.js';
 import type { Metrics } from '../metrics/metrics.js';
+import type { GroupMembers } from '../policy/approver-groups.js';
 import type { GateDecision } from '../policy/gate.js';
 import type { RunsQueue } from '../queue/runs-queue.js';
 import type { Notifier } from '../slack/notifier-port.js';
@@ -45,6 +46,11 @@ export interface WorkerRuntime {
   timeZoneOf?: (userId: string) => Promise<string | undefined>;
   /** Caps the runs of one requester worked at once in this process; none: no cap. */
   requesterSlots?: RequesterSlots;
+  /**
+   * Slack user group members (usergroups.users.list, cached), to check that a grant's grantor is still an
+   * approver of a call through a group; absent: only approvers named directly count for grants.
+   */
+  groups?: GroupMembers;
   /** Prometheus metrics of this process, when it serves them. */
   metrics?: Metrics;
   /**

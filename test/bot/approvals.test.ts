@@ -446,14 +446,16 @@ describe('Details and Approve again', () => {
   });
 });
 
-/** The pending approval, approved by MANAGER, begun by a worker that died: its outcome is unknown. */
-async function leftUnknown() {
-  await fx.store.approvals.decide({
-    approvalId: pending.approvalId,
-    decision: 'approved',
-    decidedBy: MANAGER,
-    now: Date.now(),
-  });
+/** The pending approval, approved by `voters`, begun by a worker that died: its outcome is unknown. */
+async function leftUnknown(voters: readonly string[] = [MANAGER]) {
+  for (const voter of voters) {
+    await fx.store.approvals.decide({
+      approvalId: pending.approvalId,
+      decision: 'approved',
+      decidedBy: voter,
+      now: Date.now(),
+    });
+  }
   const lease = await fx.store.leases.acquire(pending.runId, 'dead-worker', 30_000);
   if (!lease.acquired) throw new Error('lease not acquired');
   const { approvalId } = pending;
@@ -508,6 +510,28 @@ describe('Approve again (after an unknown outcome)', () => {
     expect(ephemeralsFor(REQUESTER)[0]?.text).toContain('does not let requesters approve their own calls');
     expect(await fx.store.approvals.get(nextRoundOf(pending.approvalId))).toBeNull();
     expect(await resumeJobs()).toHaveLength(0);
+  });
+
+  it('needs the quorum of the first run: one click of a two-approver call runs nothing', async () => {
+    pending = await fx.pendingApproval({ policy: { quorum: 2 } });
+    await leftUnknown([MANAGER, GROUPIE]);
+    await click(GROUPIE, 'reapprove');
+    const next = nextRoundOf(pending.approvalId);
+    expect(await fx.store.approvals.get(next)).toMatchObject({
+      status: 'pending',
+      quorum: 2,
+      votes: [expect.objectContaining({ by: GROUPIE })],
+    });
+    expect(await fx.store.ledger.get(next)).toBeNull();
+    expect(await resumeJobs()).toHaveLength(0);
+    expect(ephemeralsFor(GROUPIE)[0]?.text).toContain('it needs 2 different approvers');
+    await click(GROUPIE, 'reapprove');
+    expect(ephemeralsFor(GROUPIE)[1]?.text).toContain('You have already approved running this again');
+    expect(await resumeJobs()).toHaveLength(0);
+
+    await click(MANAGER, 'reapprove');
+    expect(await fx.store.approvals.get(next)).toMatchObject({ status: 'approved', decidedBy: MANAGER });
+    expect((await resumeJobs()).map((j) => j.id)).toEqual([resumeJobId(next)]);
   });
 
   it('on a call whose outcome is not unknown (a forged click on a pending card) changes nothing', async () => {

@@ -162,10 +162,11 @@ describe('Edit', () => {
       editedBy: MANAGER,
       editOf: pending.approvalId,
       card: { channel: CHANNEL, ts: pending.cardTs },
-      // The edit keeps the approval's expiry; the tool's preview described the model's arguments.
-      expiresAt: pending.record.expiresAt,
+      // The tool's preview described the model's arguments.
       preview: null,
     });
+    // Asked afresh: the expiry is that of the rule matching the edited call (here approvals' 60 min).
+    expect(next!.expiresAt).toBe(next!.createdAt + 60 * 60_000);
     expect(await fx.store.approvals.get(pending.approvalId)).toMatchObject({
       status: 'superseded',
       editedTo: next?.approvalId,

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type ApprovalView, approvalCard } from '../../src/slack/approval-card.js';
 import type { ActionsBlock, Button, ContextBlock, KnownBlock } from '../../src/slack/block-kit.js';
@@ -269,5 +270,81 @@ describe('approvalCard (after the decision)', () => {
     expect(retry.confirm?.title?.text).toBe('Retry it?');
     expect(retry.confirm?.text.text).toContain('may still have taken effect');
     expectValidMessageBlocks(card.blocks);
+  });
+});
+
+describe('approvalCard redraws whatever the content (issue 21, item 3)', () => {
+  const longArgs = { channel: 'C0NEW', text: 'T'.repeat(2_990) };
+
+  it('redraws an edited call whose arguments fill the card, with the cut diff pointing to Full text', () => {
+    const card = approvalCard(
+      view({
+        args: longArgs,
+        edited: { by: 'U0MGR', originalArgs: { channel: 'C0OLD', text: 'x'.repeat(2_990) } },
+      }),
+    );
+    expectValidMessageBlocks(card.blocks);
+    expect(allText(card.blocks)).toContain('*Arguments* (as edited)');
+    expect(buttons(card.blocks).map((b) => b.action_id)).toContain(ACTION_IDS.fullText);
+  });
+
+  it('points to Full text when only the diff of an edit was cut', () => {
+    const card = approvalCard(
+      view({
+        args: { text: 'a'.repeat(400) },
+        edited: { by: 'U0MGR', originalArgs: { text: 'b'.repeat(400) } },
+      }),
+    );
+    expectValidMessageBlocks(card.blocks);
+    expect(buttons(card.blocks).map((b) => b.action_id)).toContain(ACTION_IDS.fullText);
+  });
+
+  it('never throws and always stays within Slack limits (property)', () => {
+    const text = fc.oneof(
+      fc.string({ maxLength: 4_000, unit: fc.constantFrom('a', '<', '&', '\n', '*', '\u202E', 'é') }),
+      // Arguments that just fill the card's Arguments section.
+      fc.integer({ min: 2_900, max: 3_050 }).map((n) => 'v'.repeat(n)),
+    );
+    const status = fc.constantFrom<ApprovalView['status']>(
+      'pending',
+      'approved',
+      'rejected',
+      'expired',
+      'cancelled',
+      'superseded',
+      'outcome_unknown',
+      'not_run',
+      'failed_retryable',
+    );
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.string({ maxLength: 120 }), text, { maxKeys: 6 }),
+        fc.dictionary(fc.string({ maxLength: 120 }), text, { maxKeys: 6 }),
+        fc.option(text, { nil: undefined }),
+        fc.option(text, { nil: undefined }),
+        status,
+        fc.array(fc.constantFrom('U0A', 'U0B', 'U0C'), { maxLength: 3 }),
+        (args, original, reason, outcome, st, votes) => {
+          const card = approvalCard(
+            view({
+              args,
+              reason: reason ?? null,
+              preview: reason ?? null,
+              decisionReason: outcome ?? null,
+              ...(outcome ? { outcome } : {}),
+              status: st,
+              decidedBy: 'U0MGR',
+              decidedAt: EXPIRES,
+              rule: outcome ?? 'rule 1',
+              quorum: 3,
+              votes,
+              edited: { by: 'U0MGR', originalArgs: original },
+            }),
+          );
+          expectValidMessageBlocks(card.blocks);
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 });

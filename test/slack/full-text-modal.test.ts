@@ -37,6 +37,18 @@ describe('fullTextModal', () => {
     expect(shown).not.toContain('<!channel>');
   });
 
+  it("shows an edited call's arguments and the model's original whole, where the card's diff is cut", () => {
+    const original = { channel: 'C0OPS', text: `${'o'.repeat(500)} ORIGINAL-TAIL` };
+    const args = { channel: 'C0NEW', text: `${'e'.repeat(500)} EDITED-TAIL` };
+    const modal = fullTextModal(view({ args, edited: { by: 'U0MGR', originalArgs: original } }));
+    expectValidViewBlocks(modal.blocks);
+    const all = JSON.stringify(modal.blocks);
+    expect(all).toContain('*Arguments (as edited)*');
+    expect(all).toContain("*The model's original arguments*");
+    expect(all).toContain('EDITED-TAIL');
+    expect(all).toContain('ORIGINAL-TAIL');
+  });
+
   it('holds the longest arguments the engine lets through, even when every character expands', () => {
     for (const char of ['\u202E', '&', '\r', 'x']) {
       const inJson = JSON.stringify(char).length - 2; // `\r` takes two

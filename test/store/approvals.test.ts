@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { GatedCall } from '../../src/loop/types.js';
 import { RETRY_REASON } from '../../src/store/approval-store.js';
@@ -416,6 +417,90 @@ describe('reapprove (Approve again after an unknown outcome)', () => {
     await expect(
       fx.store.approvals.reapprove({ approvalId: approvalIdFor(RUN, 'nope'), decidedBy: 'U0SRE', now: T0 }),
     ).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  it('needs the quorum of the first run; a collection not completed in time starts again', async () => {
+    const [record] = await fx.store.approvals.createApprovals({
+      runId: RUN,
+      fence,
+      requester: 'U0ALICE',
+      now: T0,
+      approvals: [{ call: gated('call_3'), approvers, expiresAt: T0 + HOUR, policy: { quorum: 2 } }],
+    });
+    const approvalId = record!.approvalId;
+    for (const by of ['U0A', 'U0B']) {
+      await fx.store.approvals.decide({ approvalId, decision: 'approved', decidedBy: by, now: T0 });
+    }
+    await fx.store.ledger.begin({ approvalId, fence, argsHash: gated('call_3').argsHash, now: T0 + 1 });
+    await fx.store.ledger.markOutcomeUnknown(approvalId, fence, T0 + 2);
+    const next = nextRoundOf(approvalId);
+    const again = (by: string, now: number) =>
+      fx.store.approvals.reapprove({ approvalId, decidedBy: by, now });
+
+    const first = await again('U0A', T0 + 10);
+    expect(first).toMatchObject({ won: false, vote: 'counted', record: { status: 'pending', quorum: 2 } });
+    expect(first.record.votes?.map((v) => v.by)).toEqual(['U0A']);
+    expect(first.record.expiresAt).toBe(T0 + 10 + HOUR);
+    expect(await fx.store.ledger.get(next)).toBeNull();
+    // Too late for U0A's click: U0B's starts the collection again, alone.
+    const late = await again('U0B', T0 + 10 + HOUR);
+    expect(late).toMatchObject({ won: false, vote: 'counted', record: { status: 'pending' } });
+    expect(late.record.votes?.map((v) => v.by)).toEqual(['U0B']);
+    expect(await again('U0B', T0 + HOUR + 20)).toMatchObject({ won: false, vote: 'repeated' });
+    const done = await again('U0A', T0 + HOUR + 30);
+    expect(done).toMatchObject({
+      won: true,
+      vote: 'counted',
+      record: { status: 'approved', decidedBy: 'U0A', decisionReason: REAPPROVE_REASON },
+    });
+    expect(await fx.store.ledger.get(next)).toMatchObject({ status: 'approved' });
+    expect(await again('U0C', T0 + HOUR + 40)).toMatchObject({ won: false, vote: null });
+    const events = (await fx.store.audit.recent(3)).map((a) => [a.entry.event, a.entry.decider]);
+    expect(events).toEqual([
+      ['decision', 'U0A'],
+      ['vote', 'U0B'],
+      ['vote', 'U0A'],
+    ]);
+  });
+
+  it('approves running again exactly when the quorum of distinct approvers clicked, with one winner (property)', async () => {
+    let calls = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 3 }),
+        fc.array(fc.constantFrom('U0A', 'U0B', 'U0C', 'U0D'), { minLength: 1, maxLength: 8 }),
+        async (quorum, clicks) => {
+          const call = gated(`call_p${calls++}`);
+          const [record] = await fx.store.approvals.createApprovals({
+            runId: RUN,
+            fence,
+            requester: 'U0ALICE',
+            now: T0,
+            approvals: [{ call, approvers, expiresAt: T0 + HOUR, policy: { quorum } }],
+          });
+          const approvalId = record!.approvalId;
+          for (const by of ['U0X', 'U0Y', 'U0Z'].slice(0, quorum)) {
+            await fx.store.approvals.decide({ approvalId, decision: 'approved', decidedBy: by, now: T0 });
+          }
+          await fx.store.ledger.begin({ approvalId, fence, argsHash: call.argsHash, now: T0 + 1 });
+          await fx.store.ledger.markOutcomeUnknown(approvalId, fence, T0 + 2);
+          const results = [];
+          for (const [i, by] of clicks.entries()) {
+            results.push(await fx.store.approvals.reapprove({ approvalId, decidedBy: by, now: T0 + 10 + i }));
+          }
+          // The click that completes the quorum is the first at which that many distinct people clicked.
+          const seen = new Set<string>();
+          const completing = clicks.findIndex((by) => seen.add(by).size === quorum);
+          expect(results.map((r) => r.won)).toEqual(clicks.map((_, i) => i === completing));
+          const next = await fx.store.approvals.get(nextRoundOf(approvalId));
+          expect(next?.status).toBe(completing >= 0 ? 'approved' : 'pending');
+          expect((await fx.store.ledger.get(nextRoundOf(approvalId)))?.status).toBe(
+            completing >= 0 ? 'approved' : undefined,
+          );
+        },
+      ),
+      { numRuns: 25 },
+    );
   });
 
   it('keys of the new round expire with the run', async () => {

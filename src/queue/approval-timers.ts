@@ -1,0 +1,28 @@
+/**
+ * The durable timers of a pending approval round, as delayed jobs of the runs queue (their ids make
+ * re-adding harmless): its expiry, a reminder at each `remindAtPercent` of its time, and its escalation.
+ * Each timer names the round it was made for and acts on that round only (src/worker/approval-timers.ts):
+ * an edited call's round, asked under the rule that matches the edited arguments, gets timers of its own.
+ */
+import type { ApprovalRecord } from '../store/records.js';
+import { addRunJob, type RunsQueue } from './runs-queue.js';
+
+export type TimedRound = Pick<
+  ApprovalRecord,
+  'runId' | 'approvalId' | 'createdAt' | 'expiresAt' | 'remindAtPercent' | 'escalation'
+>;
+
+export async function addApprovalTimers(queue: RunsQueue, round: TimedRound, now: number): Promise<void> {
+  const { runId, approvalId, createdAt, expiresAt } = round;
+  await addRunJob(queue, { name: 'expire', data: { v: 1, runId, approvalId } }, expiresAt - now);
+  for (const percent of round.remindAtPercent ?? []) {
+    const at = createdAt + ((expiresAt - createdAt) * percent) / 100;
+    if (at <= now) continue;
+    await addRunJob(queue, { name: 'remind', data: { v: 1, runId, approvalId, percent } }, at - now);
+  }
+  const escalation = round.escalation;
+  if (escalation && createdAt + escalation.afterMs < expiresAt) {
+    const delay = Math.max(1, createdAt + escalation.afterMs - now);
+    await addRunJob(queue, { name: 'escalate', data: { v: 1, runId, approvalId } }, delay);
+  }
+}
