@@ -117,8 +117,8 @@ async function takeMessage(ctx: BotContext, received: ReceivedMessage): Promise<
     user: inbound.userId,
     threadTs: inbound.inThread ? inbound.threadTs : undefined,
   };
-  const note = (label: string, text: string) => {
-    if (firstDelivery) ctx.background.run(label, () => ctx.slack.ephemeral(to, text), fields);
+  const note = (label: string, text: string, force = false) => {
+    if (firstDelivery || force) ctx.background.run(label, () => ctx.slack.ephemeral(to, text), fields);
   };
   const thread: ThreadRef = {
     teamId: received.teamId,
@@ -144,10 +144,14 @@ async function takeMessage(ctx: BotContext, received: ReceivedMessage): Promise<
     if (inbound.kind !== 'thread_reply') note('empty question note', EMPTY_QUESTION_TEXT);
     return;
   }
-  const refusal = await inboundRefusal(ctx, thread, inbound, firstDelivery);
-  if (refusal !== null) {
-    ctx.logger.info({ ...fields, user: inbound.userId, refusal }, 'message refused: inbound limit');
-    note('inbound limit note', refusal);
+  const refused = await inboundRefusal(ctx, thread, inbound, received.eventId);
+  if (refused !== null) {
+    ctx.logger.info(
+      { ...fields, user: inbound.userId, refusal: refused.text, retryNum: received.retryNum },
+      'message refused: inbound limit',
+    );
+    // Told once: by the delivery that counted the event, whichever it was.
+    note('inbound limit note', refused.text, refused.fresh);
     return;
   }
 
@@ -197,45 +201,64 @@ const MINUTE_MS = 60_000;
 /**
  * Why a message is not taken, or null: it is too long, its sender or thread sent too many this minute,
  * or its thread already has as many messages waiting as it may hold. Nothing is queued for a refusal.
- * Only a first delivery is counted and checked against the rate and inbox limits.
+ * Every delivery is checked: the limits count an event once (by its event id, in the minute its message
+ * was written), so Slack's retries get the verdict of the event, whichever delivery was counted first.
+ * `fresh`: this delivery decided the refusal (the one to tell the person).
  */
 async function inboundRefusal(
   ctx: BotContext,
   thread: ThreadRef,
   inbound: Extract<Inbound, { take: true }>,
-  firstDelivery: boolean,
-): Promise<string | null> {
+  eventId: string,
+): Promise<{ text: string; fresh: boolean } | null> {
   const limits = ctx.policy.inbound;
   if (inbound.text.length > limits.maxQuestionChars) {
-    return `Your message is ${count(inbound.text.length)} characters long; I take questions of up to ${count(limits.maxQuestionChars)}. Please shorten it and send it again.`;
+    return {
+      text: `Your message is ${count(inbound.text.length)} characters long; I take questions of up to ${count(limits.maxQuestionChars)}. Please shorten it and send it again.`,
+      fresh: false,
+    };
   }
-  // Slack's retry of a message was counted when it first arrived (its job id dedupes the rest).
-  if (!firstDelivery) return null;
   const now = ctx.clock.now();
+  const event = { eventId, at: messageTimeMs(inbound.ts, now), now };
   const user = await ctx.store.rates.hit(
     'user',
     [thread.teamId, inbound.userId],
     limits.perUserPerMinute,
     MINUTE_MS,
-    now,
+    event,
   );
   if (!user.ok) {
-    return `You have sent me ${limits.perUserPerMinute} messages in the last minute, which is as many as I take. Please try again in ${seconds(user.retryAfterMs)}.`;
+    return {
+      text: `You have sent me ${limits.perUserPerMinute} messages in the last minute, which is as many as I take. Please try again in ${seconds(user.retryAfterMs)}.`,
+      fresh: user.fresh,
+    };
   }
   const inThread = await ctx.store.rates.hit(
     'thread',
     [thread.teamId, thread.channelId, thread.threadTs],
     limits.perThreadPerMinute,
     MINUTE_MS,
-    now,
+    event,
   );
   if (!inThread.ok) {
-    return `This thread has had ${limits.perThreadPerMinute} messages for me in the last minute, which is as many as I take. Please try again in ${seconds(inThread.retryAfterMs)}.`;
+    return {
+      text: `This thread has had ${limits.perThreadPerMinute} messages for me in the last minute, which is as many as I take. Please try again in ${seconds(inThread.retryAfterMs)}.`,
+      fresh: inThread.fresh,
+    };
   }
   if (inbound.inThread && (await ctx.store.threads.inboxFull(thread))) {
-    return `${limits.maxQueuedPerThread} messages are already waiting in this thread for the run working here. Please send yours again once it has answered.`;
+    return {
+      text: `${limits.maxQueuedPerThread} messages are already waiting in this thread for the run working here. Please send yours again once it has answered.`,
+      fresh: false,
+    };
   }
   return null;
+}
+
+/** A message's ts (`<seconds>.<micros>`) in ms; `now` when it cannot be read. */
+function messageTimeMs(ts: string, now: number): number {
+  const ms = Math.floor(Number(ts) * 1000);
+  return Number.isFinite(ms) && ms > 0 ? ms : now;
 }
 
 const count = (n: number) => n.toLocaleString('en-US');

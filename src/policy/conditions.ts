@@ -5,10 +5,17 @@
  *   env: { oneOf: [staging, dev] }     one of
  *   service: { glob: "pay*" }          a glob on strings: `*` any run of characters, `?` one character
  *   text: { regex: "(?i)password" }    an RE2 regular expression on strings (unanchored: use ^ and $)
- *   replicas: { gt: 3, lte: 10 }       numeric comparisons (lt, lte, gt, gte) on numbers
+ *   replicas: { gt: 3, lte: 10 }       numeric comparisons (lt, lte, gt, gte) on numbers, and on strings
+ *                                      that read as decimal numbers ("50", "-1.5", "1e3")
  *   reason: { present: false }         whether the argument is there at all
  *
- * Several operators in one condition must all hold. Regular expressions are compiled when the policy
+ * Several operators in one condition must all hold. A condition holds, fails, or cannot be decided
+ * (`unknown`): a comparison on a value that is there but is no number and no decimal string ("fifty",
+ * "0x10", true, an object). src/policy/gate.ts fails closed on `unknown`: the call is asked, never allowed.
+ *
+ * A path through an array without an index (`targets.host` where `targets` is a list, or `tags` itself)
+ * reaches every element: src/policy/gate.ts reads a deny or ask rule's condition as "some element", an
+ * allow rule's as "every element, and at least one". An index (`targets.0.host`) reads that element only. Regular expressions are compiled when the policy
  * loads, with RE2's syntax and its linear-time matcher (re2js): no pattern an operator writes can make
  * matching take exponential time on what a model sends (no backtracking, so no ReDoS); JavaScript-only
  * syntax (lookaround, backreferences) is refused at load with the key that holds it. Globs are matched
@@ -93,6 +100,34 @@ export function valueAt(args: unknown, path: string | readonly string[]): unknow
 }
 
 /**
+ * The values a rule's path reaches in `args`: one, or, where the path meets a list it does not index
+ * (on its way or at its end), one per element (`spread`). Own properties only; a missing step is
+ * `undefined`.
+ */
+export function valuesAt(args: unknown, parts: readonly string[]): { values: unknown[]; spread: boolean } {
+  const values: unknown[] = [];
+  let spread = false;
+  const walk = (node: unknown, at: number): void => {
+    if (Array.isArray(node) && (at === parts.length || !/^\d+$/.test(parts[at] as string))) {
+      spread = true;
+      for (const element of node) walk(element, at === parts.length ? at + 1 : at);
+      return;
+    }
+    if (at >= parts.length) {
+      values.push(node);
+      return;
+    }
+    const part = parts[at] as string;
+    if (Array.isArray(node)) walk(node[Number(part)], at + 1);
+    else if (node !== null && typeof node === 'object' && Object.hasOwn(node, part)) {
+      walk((node as Record<string, unknown>)[part], at + 1);
+    } else values.push(undefined);
+  };
+  walk(args, 0);
+  return { values, spread };
+}
+
+/**
  * Glob match of the whole text: `*` any run (empty included), `?` one character, everything else itself.
  * The classic two-pointer loop: on a mismatch after a `*`, the star takes one more character. Linear in
  * the text for each star position, so O(pattern × text) at worst and never exponential.
@@ -121,33 +156,51 @@ export function globMatch(pattern: string, text: string): boolean {
   return p === pattern.length;
 }
 
+export type Verdict = 'holds' | 'fails' | 'unknown';
+
+/** A decimal string as a person reads it ("50", " -1.5 ", "1e3"); hex, "Infinity" and the like are not. */
+const DECIMAL = /^\s*[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?\s*$/i;
+
+/** The number a comparison reads in `value`: a number, a decimal string, or null (none: undecidable). */
+export function comparable(value: unknown): number | null {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
+  if (typeof value === 'string' && DECIMAL.test(value)) return Number(value);
+  return null;
+}
+
+const hasBounds = (c: Condition) =>
+  c.lt !== undefined || c.lte !== undefined || c.gt !== undefined || c.gte !== undefined;
+
 /**
- * Whether `value` satisfies `condition`: the matcher's hot path (no strings built). `conditionMiss` says
- * why not, for people; the two agree (tested).
+ * Whether `value` satisfies `condition`: `unknown` when a comparison meets a value that is there but
+ * reads as no number (and nothing else fails). The matcher's hot path (no strings built); `conditionMiss`
+ * says why not, for people; the two agree (tested).
  */
-export function conditionHolds(c: Condition, value: unknown): boolean {
-  if (c.present !== undefined && c.present !== (value !== undefined)) return false;
+export function conditionVerdict(c: Condition, value: unknown): Verdict {
+  if (c.present !== undefined && c.present !== (value !== undefined)) return 'fails';
   if (c.equals !== undefined || Object.hasOwn(c, 'equals')) {
-    if (value !== c.equals) return false;
+    if (value !== c.equals) return 'fails';
   }
-  if (c.oneOf && !c.oneOf.includes(value as Scalar)) return false;
-  if (c.glob !== undefined && (typeof value !== 'string' || !globMatch(c.glob, value))) return false;
-  if (c.regex && (typeof value !== 'string' || !c.regex.test(value))) return false;
-  if (c.lt !== undefined || c.lte !== undefined || c.gt !== undefined || c.gte !== undefined) {
-    if (typeof value !== 'number') return false;
-    if (c.lt !== undefined && !(value < c.lt)) return false;
-    if (c.lte !== undefined && !(value <= c.lte)) return false;
-    if (c.gt !== undefined && !(value > c.gt)) return false;
-    if (c.gte !== undefined && !(value >= c.gte)) return false;
+  if (c.oneOf && !c.oneOf.includes(value as Scalar)) return 'fails';
+  if (c.glob !== undefined && (typeof value !== 'string' || !globMatch(c.glob, value))) return 'fails';
+  if (c.regex && (typeof value !== 'string' || !c.regex.test(value))) return 'fails';
+  if (hasBounds(c)) {
+    if (value === undefined) return 'fails';
+    const n = comparable(value);
+    if (n === null) return 'unknown';
+    if (c.lt !== undefined && !(n < c.lt)) return 'fails';
+    if (c.lte !== undefined && !(n <= c.lte)) return 'fails';
+    if (c.gt !== undefined && !(n > c.gt)) return 'fails';
+    if (c.gte !== undefined && !(n >= c.gte)) return 'fails';
   }
-  return true;
+  return 'holds';
 }
 
 const shown = (value: unknown): string =>
   value === undefined ? 'absent' : (JSON.stringify(value) ?? String(value)).slice(0, 120);
 
 /**
- * Why `value` fails `condition`, or null when it holds. The sentence is for operators reading
+ * Why `value` fails `condition` (or why it cannot be decided), or null when it holds. The sentence is for operators reading
  * `loopgate policy test`; the matcher only needs null / not null.
  */
 export function conditionMiss(condition: Condition, value: unknown): string | null {
@@ -173,10 +226,14 @@ export function conditionMiss(condition: Condition, value: unknown): string | nu
     ['gt', '>', (a, b) => a > b],
     ['gte', '>=', (a, b) => a >= b],
   ];
+  const n = comparable(value);
+  if (hasBounds(condition) && value !== undefined && n === null) {
+    return `${is}, which is not a number: the comparison cannot be decided (the call is asked)`;
+  }
   for (const [key, sign, holds] of bounds) {
     const bound = condition[key];
     if (bound === undefined) continue;
-    if (typeof value !== 'number' || !holds(value, bound)) return `${is}, expected a number ${sign} ${bound}`;
+    if (n === null || !holds(n, bound)) return `${is}, expected a number ${sign} ${bound}`;
   }
   return null;
 }

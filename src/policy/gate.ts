@@ -7,7 +7,7 @@
  */
 import type { Policy } from '../config/policy.js';
 import { type Approvers, approversFor } from '../config/policy-limits.js';
-import { conditionHolds, conditionMiss, valueAt } from './conditions.js';
+import { conditionMiss, conditionVerdict, type Verdict, valuesAt } from './conditions.js';
 import type { GrantSpec, Rule } from './rules.js';
 
 /** The rule that decided, as people read it. */
@@ -47,20 +47,56 @@ const ruleRef = (tool: string, index: number, rule: Rule): RuleRef => ({
   label: ruleLabel(tool, index, rule.name),
 });
 
-/** Whether every condition of `rule` holds for `args`. */
-export function ruleMatches(rule: Rule, args: unknown): boolean {
-  for (const { parts, condition } of rule.conditions) {
-    if (!conditionHolds(condition, valueAt(args, parts))) return false;
+/**
+ * One condition of `rule` on `args`. A path reaching several values (a list) is read in the stricter
+ * direction: for a deny or ask rule it holds when some element holds, for an allow rule only when every
+ * element holds (and there is one); an undecidable element makes it `unknown` unless that settles it.
+ */
+function conditionOn(rule: Rule, c: Rule['conditions'][number], args: unknown): Verdict {
+  const { values, spread } = valuesAt(args, c.parts);
+  if (!spread) return conditionVerdict(c.condition, values[0]);
+  const verdicts = values.map((v) => conditionVerdict(c.condition, v));
+  if (rule.outcome === 'allow') {
+    if (verdicts.length === 0 || verdicts.includes('fails')) return 'fails';
+    return verdicts.includes('unknown') ? 'unknown' : 'holds';
   }
-  return true;
+  if (verdicts.includes('holds')) return 'holds';
+  return verdicts.includes('unknown') ? 'unknown' : 'fails';
 }
 
-/** Index of the first rule that matches (first match wins), or -1. */
-export function firstMatch(rules: readonly Rule[], args: unknown): number {
-  for (let i = 0; i < rules.length; i++) {
-    if (ruleMatches(rules[i] as Rule, args)) return i;
+/** Whether every condition of `rule` holds for `args`: `unknown` when none fails but one is undecidable. */
+export function ruleVerdict(rule: Rule, args: unknown): Verdict {
+  let verdict: Verdict = 'holds';
+  for (const c of rule.conditions) {
+    const v = conditionOn(rule, c, args);
+    if (v === 'fails') return 'fails';
+    if (v === 'unknown') verdict = 'unknown';
   }
-  return -1;
+  return verdict;
+}
+
+/**
+ * The rule that decides `args` (-1: none, the tool's default ask), first match wins, failing closed
+ * where a rule cannot be decided: an undecidable ask rule decides (its people are asked), an undecidable
+ * allow rule is passed over, and after an undecidable deny rule no allow rule may decide (the call goes
+ * to the first deny or ask rule that matches, else to the default ask). `verdicts` are the rules tried.
+ */
+export function decidingRule(rules: readonly Rule[], args: unknown): { index: number; verdicts: Verdict[] } {
+  const verdicts: Verdict[] = [];
+  let allowBarred = false;
+  for (const [index, rule] of rules.entries()) {
+    const verdict = ruleVerdict(rule, args);
+    verdicts.push(verdict);
+    if (verdict === 'holds' && !(rule.outcome === 'allow' && allowBarred)) return { index, verdicts };
+    if (verdict === 'unknown' && rule.outcome === 'ask') return { index, verdicts };
+    if (verdict === 'unknown' && rule.outcome === 'deny') allowBarred = true;
+  }
+  return { index: -1, verdicts };
+}
+
+/** Index of the rule that decides (first match wins, failing closed), or -1. */
+export function firstMatch(rules: readonly Rule[], args: unknown): number {
+  return decidingRule(rules, args).index;
 }
 
 /** The rules written for `tool` (own keys only: a tool named `constructor` has none). */
@@ -110,12 +146,12 @@ export function decideGate(policy: Policy, tool: string, args: unknown): GateDec
   return askOf(policy, tool, ref, rule);
 }
 
-/** One rule's verdict in an explanation: matched, or the first condition that failed and why. */
+/** One rule's verdict in an explanation: matched (it decides), or the first condition that did not. */
 export interface RuleVerdict {
   index: number;
   label: string;
   matched: boolean;
-  /** Why it did not match: `params.env is "prod", expected "staging"`. */
+  /** Why it did not match or cannot be decided: `params.env is "prod", expected "staging"`. */
   miss?: string;
 }
 
@@ -125,19 +161,42 @@ export function explainGate(
   tool: string,
   args: unknown,
 ): { tried: RuleVerdict[]; decision: GateDecision } {
-  const tried: RuleVerdict[] = [];
-  for (const [index, rule] of rulesFor(policy, tool).entries()) {
+  const rules = rulesFor(policy, tool);
+  const { index: decided, verdicts } = decidingRule(rules, args);
+  const tried = verdicts.map((verdict, index): RuleVerdict => {
+    const rule = rules[index] as Rule;
     const label = ruleLabel(tool, index, rule.name);
-    let miss: string | undefined;
-    for (const { path, condition } of rule.conditions) {
-      const why = conditionMiss(condition, valueAt(args, path));
-      if (why !== null) {
-        miss = `${path} ${why}`;
-        break;
-      }
+    if (index === decided) {
+      return verdict === 'unknown'
+        ? { index, label, matched: true, miss: `cannot be decided (${missOf(rule, args)}): asked` }
+        : { index, label, matched: true };
     }
-    tried.push({ index, label, matched: miss === undefined, ...(miss ? { miss } : {}) });
-    if (miss === undefined) break;
-  }
+    if (verdict === 'holds')
+      return {
+        index,
+        label,
+        matched: false,
+        miss: 'matches, but an undecidable deny rule before it bars allow',
+      };
+    const miss = missOf(rule, args);
+    return {
+      index,
+      label,
+      matched: false,
+      miss: verdict === 'unknown' ? `cannot be decided (${miss})` : miss,
+    };
+  });
   return { tried, decision: decideGate(policy, tool, args) };
+}
+
+/** The first condition of `rule` that does not hold for `args`, as people read it. */
+function missOf(rule: Rule, args: unknown): string {
+  for (const c of rule.conditions) {
+    if (conditionOn(rule, c, args) === 'holds') continue;
+    const { values, spread } = valuesAt(args, c.parts);
+    const why = values.map((v) => conditionMiss(c.condition, v)).find((m) => m !== null);
+    const which = spread ? (rule.outcome === 'allow' ? ' (every element)' : ' (any element)') : '';
+    return `${c.path}${which} ${why ?? (values.length === 0 ? 'has no elements' : 'does not hold')}`;
+  }
+  return 'holds';
 }

@@ -8,7 +8,8 @@ import type { FeedbackValue } from '../store/feedback-store.js';
 import { actions, button, context, type KnownBlock, type SlackMessage, section } from './block-kit.js';
 import { ACTION_IDS } from './ids.js';
 import { SLACK_LIMITS } from './limits.js';
-import { escapeKeepingUserMentions, neutraliseBroadcasts, truncate } from './mrkdwn.js';
+import { escapeKeepingUserMentions, truncate } from './mrkdwn.js';
+import { neutraliseAnswer } from './neutralise.js';
 import { splitMarkdown } from './split.js';
 import { STOP_REASON_SENTENCE } from './stop-reason.js';
 
@@ -90,7 +91,7 @@ export function answerFooter(
 /** One or more messages to post in order; never empty. */
 export function finalAnswerMessages(view: FinalAnswerView): SlackMessage[] {
   const pieces = view.parts
-    .map((part) => neutraliseBroadcasts(part).trim())
+    .map((part) => neutraliseAnswer(part).trim())
     .filter((part) => part !== '')
     .flatMap((part) => splitMarkdown(part, SLACK_LIMITS.markdownBlock));
 

@@ -102,17 +102,3 @@ export function slackDate(epochMs: number, format = '{date_short_pretty} at {tim
   const fallback = `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
   return `<!date^${Math.floor(epochMs / 1000)}^${format}|${fallback}>`;
 }
-
-/**
- * Turns Slack's broadcast and group mentions (`<!channel>`, `<!here>`, `<!everyone>`, `<!subteam^…>`) into
- * plain words, for text that is otherwise passed through as Markdown (a model's final answer): a prompt
- * injected into a tool result must not be able to page a whole channel. User mentions stay.
- */
-export function neutraliseBroadcasts(text: string): string {
-  return text
-    .replace(/<!(here|channel|everyone)(?:\|[^>]*)?>/gi, '@$1')
-    .replace(
-      /<!subteam\^([A-Z0-9]+)(?:\|@?([^>]*))?>/gi,
-      (_m, id: string, label?: string) => `@${label || id}`,
-    );
-}

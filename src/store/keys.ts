@@ -67,7 +67,7 @@ export const STORE_LAYOUT = 2;
  *   <p>:idx:pending-approvals             zset   approval ids by expiry time
  *   <p>:audit                             stream decisions, capped with MAXLEN ~
  *   <p>:idx:feedback                      zset   `<runId> <userId>` by time of the click (export)
- *   <p>:rate:<user|thread>:<ids>:<window>  string inbound messages counted in one minute (expires)
+ *   <p>:rate:<user|thread>:<ids>:<window>:events  zset  event ids counted in one minute (expires)
  *
  * A Slack thread's memory shares the thread's own tag, so the thread scripts stay in one slot:
  *
@@ -179,7 +179,7 @@ export function keyScheme(prefix: string): KeyScheme {
     audit: `${p}:audit`,
     cancels: `${p}:cancels`,
     feedbackIndex: `${p}:idx:feedback`,
-    rate: (kind, parts, window) => `${p}:rate:${kind}:${parts.map(safePart).join('-')}:${window}`,
+    rate: (kind, parts, window) => `${p}:rate:${kind}:${parts.map(safePart).join('-')}:${window}:events`,
     thread: (teamId, channelId, threadTs) => {
       const base = `${p}:thread:{${safePart(teamId)}-${safePart(channelId)}-${safePart(threadTs)}}:`;
       return {

@@ -18,6 +18,7 @@ import { McpSource } from '../mcp/mcp-source.js';
 import { redisRunCancelled } from '../mcp/run-cancelled.js';
 import { createGroupMembers } from '../policy/approver-groups.js';
 import { decideGate } from '../policy/gate.js';
+import { ruleSchemaWarnings } from '../policy/rule-types.js';
 import type { RunsQueue } from '../queue/runs-queue.js';
 import { SlackNotifier } from '../slack/notifier.js';
 import { AgentSurfaces, webSurfaceCalls } from '../slack/surfaces/agent-surfaces.js';
@@ -28,6 +29,7 @@ import { SurfaceMemory } from '../store/surface-memory.js';
 import type { SlackPoster } from '../tools/ports.js';
 import { type Redact, withRedactedFailures } from '../tools/redacted-failures.js';
 import { buildTools } from '../tools/registry.js';
+import { ruleArgSchemas } from '../tools/rule-schemas.js';
 import { readSecret } from '../tools/settings.js';
 import { buildSystemPrompt } from '../tools/system-prompt.js';
 import type { WorkerRuntime } from './runtime.js';
@@ -135,6 +137,13 @@ export async function buildWorkerRuntime({
   if (agentProblems.length > 0) {
     await mcp.close();
     throw new ConfigError(policy.source, agentProblems);
+  }
+  // Rules that cannot apply as written to their tool's arguments run anyway (failing closed): say so.
+  for (const warning of ruleSchemaWarnings(
+    policy.rules,
+    ruleArgSchemas(new Map([...own, ...mcp.tools()]), policy.tools.run_action?.actions),
+  )) {
+    logger.warn({ key: warning.key, problem: warning.problem }, 'policy rule cannot apply as written');
   }
   const registry = () =>
     withRedactedFailures(new Map([...own, ...mcp.tools(), ...asks.map((t) => [t.name, t] as const)]), redact);

@@ -386,6 +386,43 @@ describe('floods are bounded', () => {
     expect(notesTo(REQUESTER)).toEqual([]);
   });
 
+  it('a retry whose first delivery timed out before being counted is held to the rate limits', async () => {
+    await restart('perUserPerMinute: 1');
+    await fx.mention({ channel: CHANNEL, user: REQUESTER, text: `<@${fx.fake.botUserId}> first` });
+    const event = appMentionEvent(fx.id, {
+      channel: CHANNEL,
+      user: REQUESTER,
+      text: `<@${fx.fake.botUserId}> second`,
+    });
+    // The first delivery of the second message waits on Redis past the deadline: nothing counted yet.
+    vi.spyOn(fx.store.rates, 'hit').mockReturnValueOnce(new Promise(() => {}));
+    const first = await fx.sendEvent(event);
+    expect(first.res.status).toBe(500);
+    vi.mocked(fx.store.rates.hit).mockRestore();
+    const retry = await fx.sendEvent(event, { eventId: first.eventId, retryNum: 1 });
+    expect(retry.res.status).toBe(200);
+    await fx.bot.idle();
+    expect((await startJobs()).map((j) => j.data.text)).toEqual(['first']);
+    expect(notesTo(REQUESTER).map((n) => n.text)).toEqual([
+      expect.stringMatching(/^You have sent me 1 messages in the last minute/),
+    ]);
+  });
+
+  it('a retry of a refused message is refused too, and the person is told once', async () => {
+    await restart('perUserPerMinute: 1, perThreadPerMinute: 5');
+    await fx.mention({ channel: CHANNEL, user: REQUESTER, text: `<@${fx.fake.botUserId}> first` });
+    const event = appMentionEvent(fx.id, {
+      channel: CHANNEL,
+      user: REQUESTER,
+      text: `<@${fx.fake.botUserId}> second`,
+    });
+    const first = await fx.sendEvent(event);
+    for (const retryNum of [1, 2, 3]) await fx.sendEvent(event, { eventId: first.eventId, retryNum });
+    await fx.bot.idle();
+    expect((await startJobs()).map((j) => j.data.text)).toEqual(['first']);
+    expect(notesTo(REQUESTER)).toHaveLength(1);
+  });
+
   it('a thread past inbound.perThreadPerMinute is told when to try again', async () => {
     await restart('perThreadPerMinute: 2');
     const parent = fx.fake.userMessage({ channel: CHANNEL, user: REQUESTER, text: 'incident' });

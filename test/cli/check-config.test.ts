@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { SCALE_POLICY } from '../policy/scale-policy.js';
 import { emptyWorkDir, REPO_ROOT, runCli } from './cli-harness.js';
 
 const EXAMPLE = join(REPO_ROOT, 'loopgate.example.yaml');
@@ -92,10 +93,13 @@ describe('loopgate check-config', () => {
     expect(result.code).toBe(0);
     const summary = JSON.parse(result.stdout) as {
       ok: boolean;
+      warnings: unknown[];
       tools: Array<{ name: string; effect: string; approvers: unknown }>;
       budgets: Record<string, number>;
     };
     expect(summary.ok).toBe(true);
+    // The example's rules all apply as written.
+    expect(summary.warnings).toEqual([]);
     expect(summary.tools.map((t) => t.name)).toEqual([
       'http_get',
       'http_request',
@@ -129,6 +133,23 @@ describe('loopgate check-config', () => {
       writeFileSync(join(work.dir, '.env'), '');
     }
   });
+
+  it('warns about a rule whose operators cannot apply to the argument type, and still exits 0', async () => {
+    const file = join(work.dir, 'scale.yaml');
+    writeFileSync(file, SCALE_POLICY);
+    const text = await runCli(['check-config', file], {}, work.dir);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(
+      '  warning: rules.run_action[0].when.params.replicas: > 10 compares numbers, and params.replicas is typed string',
+    );
+    const asJson = await runCli(['check-config', file, '--json'], {}, work.dir);
+    expect(JSON.parse(asJson.stdout).warnings).toEqual([
+      {
+        key: 'rules.run_action[0].when.params.replicas',
+        problem: expect.stringMatching(/^> 10 compares numbers/),
+      },
+    ]);
+  }, 60_000);
 
   it('names every bad key and exits 1', async () => {
     const bad = join(work.dir, 'bad.yaml');

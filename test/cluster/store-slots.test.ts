@@ -152,7 +152,7 @@ async function everyOperation(runId: string): Promise<void> {
   expect(await store.threads.release(thread, runId, [{ role: 'assistant', content: 'hi' }])).toEqual({
     n: 2,
   });
-  await store.rates.hit('user', ['T0TEAM', 'U0ALICE'], 10, 60_000, T0);
+  await store.rates.hit('user', ['T0TEAM', 'U0ALICE'], 10, 60_000, { eventId: 'Ev0SLOTS', at: T0, now: T0 });
   await store.index.recent({ channel: { teamId: 'T0TEAM', channelId: 'C0OPS' } });
   await store.audit.recent(5);
 }

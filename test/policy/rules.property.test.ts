@@ -8,8 +8,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parsePolicy } from '../../src/config/policy.js';
-import { conditionHolds, conditionMiss, conditionSchema, valueAt } from '../../src/policy/conditions.js';
-import { decideGate, explainGate, firstMatch, rulesFor } from '../../src/policy/gate.js';
+import { conditionMiss, conditionSchema, conditionVerdict, valueAt } from '../../src/policy/conditions.js';
+import { decideGate, explainGate, firstMatch, rulesFor, ruleVerdict } from '../../src/policy/gate.js';
 
 const values = fc.constantFrom('prod', 'staging', 'payments', 'search', 1, 5, 12, true, null);
 const condition = fc.oneof(
@@ -77,6 +77,14 @@ describe('rule matcher properties', () => {
         }
         const chosen = rules[index] as RuleIn;
         expect(decision.kind).toBe(chosen.outcome);
+        if (decision.kind === 'allow') {
+          // Only an allow whose every condition holds, with no undecidable deny before it, runs a call.
+          const written = rulesFor(policy, 'deploy');
+          expect(ruleVerdict(written[index]!, a)).toBe('holds');
+          for (const earlier of written.slice(0, index)) {
+            expect(ruleVerdict(earlier, a) === 'unknown' && earlier.outcome !== 'allow').toBe(false);
+          }
+        }
         expect(decision.rule?.index).toBe(index);
         if (decision.kind === 'ask') {
           expect(decision.quorum).toBe(chosen.quorum);
@@ -92,8 +100,8 @@ describe('rule matcher properties', () => {
     fc.assert(
       fc.property(condition, values, (written, value) => {
         const c = conditionSchema.parse(written);
-        expect(conditionHolds(c, value)).toBe(conditionMiss(c, value) === null);
-        expect(conditionHolds(c, valueAt({ v: value }, 'v'))).toBe(conditionHolds(c, value));
+        expect(conditionVerdict(c, value) === 'holds').toBe(conditionMiss(c, value) === null);
+        expect(conditionVerdict(c, valueAt({ v: value }, 'v'))).toBe(conditionVerdict(c, value));
       }),
       { numRuns: 500 },
     );

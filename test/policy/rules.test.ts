@@ -3,6 +3,7 @@ import { ConfigError } from '../../src/config/errors.js';
 import { parsePolicy } from '../../src/config/policy.js';
 import { conditionMiss, conditionSchema, globMatch, valueAt } from '../../src/policy/conditions.js';
 import { decideGate, explainGate } from '../../src/policy/gate.js';
+import { SCALE_POLICY } from './scale-policy.js';
 
 /** A policy with run_action and post_message enabled, plus `yaml` appended. */
 function policyWith(yaml: string) {
@@ -147,7 +148,8 @@ describe('conditions', () => {
     expect(holds({ regex: 'secret' }, 7)).toBe(false);
     expect(holds({ gt: 3, lte: 10 }, 10)).toBe(true);
     expect(holds({ gt: 3, lte: 10 }, 3)).toBe(false);
-    expect(holds({ lt: 3 }, '2')).toBe(false);
+    expect(holds({ lt: 3 }, '2')).toBe(true);
+    expect(holds({ lt: 3 }, 'two')).toBe(false);
     expect(holds({ gte: 1 }, 1)).toBe(true);
     expect(holds({ present: true }, undefined)).toBe(false);
     expect(holds({ present: false }, undefined)).toBe(true);
@@ -300,5 +302,100 @@ rules:
       kind: 'ask',
       approvers: { users: ['U0LEAD'], groups: [] },
     });
+  });
+});
+
+describe('rules fail closed where they cannot be decided', () => {
+  const policy = () => parsePolicy(SCALE_POLICY, { env: {} });
+  const scale = (params: Record<string, unknown>) => ({ action: 'scale', params });
+
+  it('a deny on replicas > 10 denies a schema-typed string "50", as a person reads the rule', () => {
+    expect(decideGate(policy(), 'run_action', scale({ replicas: '50', env: 'staging' }))).toMatchObject({
+      kind: 'deny',
+      rule: { index: 0 },
+    });
+    expect(decideGate(policy(), 'run_action', scale({ replicas: '3', env: 'staging' }))).toMatchObject({
+      kind: 'allow',
+      rule: { index: 2 },
+    });
+  });
+
+  it('a value no comparison can read is asked, never allowed by a later rule', () => {
+    const decision = decideGate(policy(), 'run_action', scale({ replicas: 'fifty', env: 'staging' }));
+    expect(decision).toMatchObject({ kind: 'ask', rule: null, approvers: { users: ['U0MGR'] } });
+    // A later ask rule that matches still applies, with its own people.
+    expect(decideGate(policy(), 'run_action', scale({ replicas: '0x40', env: 'prod' }))).toMatchObject({
+      kind: 'ask',
+      rule: { index: 1 },
+      quorum: 2,
+    });
+    const { tried } = explainGate(policy(), 'run_action', scale({ replicas: 'fifty', env: 'staging' }));
+    expect(tried.map((t) => [t.matched, t.miss])).toEqual([
+      [
+        false,
+        expect.stringMatching(/^cannot be decided \(params\.replicas is "fifty", which is not a number/),
+      ],
+      [false, 'params.env is "staging", expected "prod"'],
+      [false, 'matches, but an undecidable deny rule before it bars allow'],
+    ]);
+  });
+});
+
+describe('rules on lists', () => {
+  const policy = () =>
+    parsePolicy(
+      `
+approvals: { approvers: [U0MGR], trusted: [deploy] }
+custom: [{ path: ./deploy.ts, name: deploy }]
+rules:
+  deploy:
+    - when: { targets.host: { glob: "prod-*" } }
+      outcome: ask
+      approvers: [S0SRELEADS]
+    - when: { targets.host: { glob: "staging-*" }, tags: canary }
+      outcome: allow
+`,
+      { env: {} },
+    );
+  const call = (hosts: string[], tags: string[] = ['canary']) => ({
+    targets: hosts.map((host) => ({ host })),
+    tags,
+  });
+
+  it('a deny or ask rule holds when any element does; an allow rule only when every element does', () => {
+    expect(decideGate(policy(), 'deploy', call(['staging-1', 'prod-1']))).toMatchObject({
+      kind: 'ask',
+      rule: { index: 0 },
+    });
+    expect(decideGate(policy(), 'deploy', call(['staging-1', 'staging-2']))).toMatchObject({ kind: 'allow' });
+    // A host that is not staging among staging ones: the allow does not hold.
+    expect(decideGate(policy(), 'deploy', call(['staging-1', 'other']))).toMatchObject({
+      kind: 'ask',
+      rule: null,
+    });
+    // No element at all: an allow never holds for an empty list.
+    expect(decideGate(policy(), 'deploy', call([]))).toMatchObject({ kind: 'ask', rule: null });
+    // A list at the end of a path: every element too.
+    expect(decideGate(policy(), 'deploy', call(['staging-1'], ['canary', 'risky']))).toMatchObject({
+      kind: 'ask',
+      rule: null,
+    });
+  });
+
+  it('an index reads that element only', () => {
+    const indexed = parsePolicy(
+      `
+approvals: { approvers: [U0MGR] }
+custom: [{ path: ./deploy.ts, name: deploy }]
+rules:
+  deploy:
+    - when: { targets.1.host: { glob: "prod-*" } }
+      outcome: deny
+      reason: no prod
+`,
+      { env: {} },
+    );
+    expect(decideGate(indexed, 'deploy', call(['prod-1', 'staging-1']))).toMatchObject({ kind: 'ask' });
+    expect(decideGate(indexed, 'deploy', call(['staging-1', 'prod-1']))).toMatchObject({ kind: 'deny' });
   });
 });

@@ -2,7 +2,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createBufferedFetch } from '../../src/http/buffered-fetch.js';
 import { createRun } from '../../src/loop/state.js';
 import type { RunState } from '../../src/loop/types.js';
-import { AgentSurfaces, sessionTitle, webSurfaceCalls } from '../../src/slack/surfaces/agent-surfaces.js';
+import {
+  AgentSurfaces,
+  DRAFT_NOTE,
+  sessionTitle,
+  webSurfaceCalls,
+} from '../../src/slack/surfaces/agent-surfaces.js';
 import { createSlackWebClient } from '../../src/slack/web-client.js';
 import { SurfaceMemory } from '../../src/store/surface-memory.js';
 import { type FakeSlack, startFakeSlack } from '../fakes/slack-api-server.js';
@@ -23,7 +28,7 @@ afterEach(async () => {
   await fx.cleanup();
 });
 
-function surfaces(logs = recordingLogger(), refusalTtlMs?: number) {
+function surfaces(logs = recordingLogger(), refusalTtlMs?: number, maxMessageChars?: number) {
   const client = createSlackWebClient({
     token: fake.token,
     apiUrl: fake.apiUrl,
@@ -39,7 +44,7 @@ function surfaces(logs = recordingLogger(), refusalTtlMs?: number) {
       calls: webSurfaceCalls(client),
       memory,
       logger: logs,
-      writer: { minIntervalMs: 10, maxWaitMs: 20 },
+      writer: { minIntervalMs: 10, maxWaitMs: 20, ...(maxMessageChars ? { maxMessageChars } : {}) },
       ...(refusalTtlMs === undefined ? {} : { refusalTtlMs }),
     }),
   };
@@ -170,6 +175,45 @@ describe('a run in the agent surfaces', () => {
       status: 'processing',
       title: 'Who is on call for search?',
     });
+  });
+
+  it('marks a refused draft that rolled over into several messages as a draft in every one of them', async () => {
+    const { surfaces: s, memory } = surfaces(recordingLogger(), undefined, 300);
+    const state = run('run-d1', 'Restart payments');
+    const surface = (await s.forRun(ctx('run-d1'), state, recordingLogger()))!;
+    // The validator refuses this reply (the restart was rejected); the model then answers honestly.
+    const draft = 'I restarted payments in prod and it is healthy again. '.repeat(15);
+    for (let i = 0; i < draft.length; i += 40) {
+      surface.text(draft.slice(i, i + 40));
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    await until(() => fake.surfaces.streamsIn(CHANNEL, THREAD).length >= 2, 'the draft to roll over');
+    const answer = 'The restart was rejected by @lead; nothing was changed.';
+    surface.text(answer);
+    expect(
+      await surface.finish({ ...state, status: 'completed', stopReason: 'completed', answer: [answer] }),
+    ).toBeNull();
+    const streams = fake.surfaces.streamsIn(CHANNEL, THREAD);
+    expect(streams.length).toBeGreaterThan(2);
+    for (const stream of streams) {
+      expect(fake.message(CHANNEL, stream.ts)?.text.endsWith(DRAFT_NOTE), stream.ts).toBe(true);
+    }
+    expect(await memory.openStreams('run-d1')).toEqual([]);
+  });
+
+  it('marks a draft as a draft even when the run ended before its stream started', async () => {
+    const { surfaces: s } = surfaces();
+    const state = run('run-d2', 'Restart payments');
+    const surface = (await s.forRun(ctx('run-d2'), state, recordingLogger()))!;
+    surface.text('I restarted payments.');
+    const answer = 'The restart was rejected; nothing was changed.';
+    expect(
+      await surface.finish({ ...state, status: 'completed', stopReason: 'completed', answer: [answer] }),
+    ).toBeNull();
+    const streams = fake.surfaces.streamsIn(CHANNEL, THREAD);
+    expect(streams.map((x) => fake.message(CHANNEL, x.ts)?.text)).toEqual([
+      `I restarted payments.${DRAFT_NOTE}`,
+    ]);
   });
 
   it('shows no surfaces for a sub-agent run, and titles sessions from the question', async () => {

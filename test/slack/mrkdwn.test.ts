@@ -3,7 +3,6 @@ import {
   escapeAndTruncate,
   escapeMrkdwn,
   mention,
-  neutraliseBroadcasts,
   preformatted,
   slackDate,
   TRUNCATION_MARKER,
@@ -62,16 +61,6 @@ describe('slackDate', () => {
     expect(slackDate(ms)).toBe(
       `<!date^${Math.floor(ms / 1000)}^{date_short_pretty} at {time}|2026-01-02 03:04 UTC>`,
     );
-  });
-});
-
-describe('neutraliseBroadcasts', () => {
-  it('turns broadcast and group mentions into plain words and keeps user mentions', () => {
-    expect(
-      neutraliseBroadcasts(
-        'hey <!channel> <!here|here> <!everyone> <!subteam^S123|@sre> <!subteam^S9> <@U1>',
-      ),
-    ).toBe('hey @channel @here @everyone @sre @S9 <@U1>');
   });
 });
 

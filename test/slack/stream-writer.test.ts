@@ -1,10 +1,17 @@
+import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createBufferedFetch } from '../../src/http/buffered-fetch.js';
+import { neutraliseAnswer } from '../../src/slack/neutralise.js';
 import { webSurfaceCalls } from '../../src/slack/surfaces/agent-surfaces.js';
-import { StreamWriter, type StreamWriterOptions } from '../../src/slack/surfaces/stream-writer.js';
+import {
+  type StreamCalls,
+  StreamWriter,
+  type StreamWriterOptions,
+} from '../../src/slack/surfaces/stream-writer.js';
 import { createSlackWebClient } from '../../src/slack/web-client.js';
 import type { AgentSurfaceOptions } from '../fakes/slack-agent-surfaces.js';
 import { type FakeSlack, startFakeSlack } from '../fakes/slack-api-server.js';
+import { pagesOrDisguises, splitText } from '../support/slack-text.js';
 import { recordingLogger } from './recording-logger.js';
 
 const CHANNEL = 'C0STREAM1';
@@ -192,6 +199,24 @@ describe('StreamWriter when Slack ends a stream or a message first', () => {
     await w.stop();
     expect(streamedText()).toBe('Heads up @channel now');
   });
+
+  it('neutralises a broadcast whose label outlasts a batch, and one split by a timeline step', async () => {
+    await setUp();
+    const { w } = writer({ bufferChars: 1, minIntervalMs: 1, maxWaitMs: 1 });
+    const label = 'please read this right now, it is important'.repeat(2);
+    w.text(`Heads up <!channel|${label}`);
+    await w.flush();
+    w.text('> and <!subteam^S0SRE|');
+    await w.flush();
+    w.task({ type: 'task_update', id: 't1', title: 'GET status', status: 'complete' });
+    w.text('@sre> see <https://evil.example|');
+    await w.flush();
+    w.text('https://status.example>, ask <@U0ALICE>');
+    await w.stop();
+    expect(streamedText()).toBe(
+      `Heads up @channel and @sre see https://status.example (https://evil.example), ask <@U0ALICE>`,
+    );
+  });
 });
 
 describe('the fake checks the stream methods as Slack documents them', () => {
@@ -266,5 +291,57 @@ describe('the fake checks the stream methods as Slack documents them', () => {
       'active',
     ]);
     expect(fake.surfaces.sessions.get(`${CHANNEL}:${THREAD}`)?.[0]?.title).toBe('Payments?');
+  });
+});
+
+/** Stream methods kept in memory: each message's markdown text, in order. */
+function memoryCalls(): { calls: StreamCalls; texts: string[] } {
+  const texts: string[] = [];
+  const take = (ts: string, chunks: { type: string; text?: string }[]) => {
+    for (const c of chunks) if (c.type === 'markdown_text') texts[Number(ts)] += c.text ?? '';
+  };
+  return {
+    texts,
+    calls: {
+      async start({ chunks }) {
+        texts.push('');
+        const ts = String(texts.length - 1);
+        take(ts, chunks);
+        return { ts };
+      },
+      async append({ ts, chunks }) {
+        take(ts, chunks);
+      },
+      async stop({ ts, chunks }) {
+        take(ts, chunks ?? []);
+      },
+    },
+  };
+}
+
+describe('StreamWriter neutralisation (property)', () => {
+  it('streams, for any split of any text into batches, exactly the whole text neutralised', async () => {
+    await setUp(); // only so the shared afterEach has a server to close
+    await fc.assert(
+      fc.asyncProperty(splitText, fc.integer({ min: 200, max: 3_000 }), async ({ text, pieces }, cap) => {
+        const { calls, texts } = memoryCalls();
+        const w = new StreamWriter({
+          calls,
+          channel: CHANNEL,
+          threadTs: THREAD,
+          logger: recordingLogger(),
+          minIntervalMs: 60_000,
+          maxMessageChars: cap,
+        });
+        for (const piece of pieces) {
+          w.text(piece);
+          await w.flush();
+        }
+        await w.stop();
+        expect(texts.join('')).toBe(neutraliseAnswer(text));
+        for (const message of texts) expect(pagesOrDisguises(message)).toBe(false);
+      }),
+      { numRuns: 150 },
+    );
   });
 });

@@ -1,7 +1,9 @@
 import { unknownAgentTools } from '../../config/agents.js';
 import { ConfigError } from '../../config/errors.js';
 import { loadPolicy } from '../../config/policy.js';
+import { ruleSchemaWarnings } from '../../policy/rule-types.js';
 import { buildTools } from '../../tools/registry.js';
+import { ruleArgSchemas } from '../../tools/rule-schemas.js';
 import { parseCommandLine } from '../args.js';
 import type { Command } from '../command.js';
 import { json, write } from '../format.js';
@@ -15,7 +17,9 @@ the model: every key, the secrets it names (keys ending in Env must name a set e
 .env in the working directory is read first), the runbook directory, and the custom tool modules, which
 are imported (their top-level code runs) and checked, and each MCP server (mcp.servers) is connected
 and its tools listed with the effect loopgate applies and why. Prints OK and a summary (tools and their
-approvers, budgets, channels, sub-agents, MCP tools), or every problem with its key (an MCP server that
+approvers, budgets, channels, sub-agents, MCP tools) and warnings about rules that cannot apply as
+written to their tool's argument types (a condition on an argument the tool does not have, a comparison
+on a string, a glob on a number, a value the schema never allows, an index into a list), or every problem with its key (an MCP server that
 cannot be reached, an MCP tool taking another tool's name, a tool an agent lists that does not exist),
 and exits 1.
 
@@ -47,11 +51,20 @@ export const checkConfigCommand: Command = {
         Object.keys(policy.mcp?.servers ?? {}),
       );
       if (agentProblems.length > 0) throw new ConfigError(policy.source, agentProblems);
+      const warnings = ruleSchemaWarnings(
+        policy.rules,
+        ruleArgSchemas(tools, policy.tools.run_action?.actions),
+      );
       const summary = {
         ...summarisePolicy(policy, tools),
+        warnings,
         ...(policy.mcp ? { mcp: { servers: mcp.servers, tools: mcp.tools } } : {}),
       };
-      await write(ctx.stdout, line.values.json ? json(summary) : summaryText(summary) + mcpListingText(mcp));
+      const warned = warnings.map((w) => `  warning: ${w.key}: ${w.problem}\n`).join('');
+      await write(
+        ctx.stdout,
+        line.values.json ? json(summary) : summaryText(summary) + warned + mcpListingText(mcp),
+      );
       return 0;
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;

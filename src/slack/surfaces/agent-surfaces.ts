@@ -18,7 +18,7 @@ import type { EngineEvent, Logger, RunState } from '../../loop/types.js';
 import type { SurfaceMemory } from '../../store/surface-memory.js';
 import { slackErrorCode } from '../errors.js';
 import { answerFooter } from '../final-answer.js';
-import { neutraliseBroadcasts } from '../mrkdwn.js';
+import { neutraliseAnswer } from '../neutralise.js';
 import type { RunSlackContext } from '../notifier-port.js';
 import { REFUSAL_CODES, type StreamCalls, StreamWriter, type StreamWriterOptions } from './stream-writer.js';
 import { Timeline } from './timeline.js';
@@ -282,7 +282,7 @@ export class RunSurface {
         state.status === 'completed' &&
         this.writer.state === 'open' &&
         answer.trim() !== '' &&
-        neutraliseBroadcasts(this.raw.trim()) === neutraliseBroadcasts(answer.trim());
+        neutraliseAnswer(this.raw.trim()) === neutraliseAnswer(answer.trim());
       if (isAnswer) {
         const footer = answerFooter({
           runId: state.runId,
@@ -292,18 +292,22 @@ export class RunSurface {
         const messages = await this.stopWriter({ blocks: footer });
         const complete =
           this.writer.state === 'stopped' &&
-          messages.map((m) => m.text).join('') === neutraliseBroadcasts(this.raw);
+          messages.map((m) => m.text).join('') === neutraliseAnswer(this.raw);
         if (complete) answerTs = messages[0]?.ts ?? null;
         else await this.markDraft(messages);
       } else if (state.status !== 'completed') {
         // Stopped (Slack already closed the stream on a stop click), failed or out of budget: nothing more
         // streams, and what was shown says in place that it was cut short.
-        await this.markCutShort(await this.writer.abandon());
+        await this.addNote(await this.writer.abandon(), CUT_SHORT_NOTE);
       } else {
-        const messages = await this.stopWriter(
-          this.raw.trim() === '' ? {} : { chunks: [{ type: 'markdown_text', text: DRAFT_NOTE }] },
-        );
-        if (this.writer.state !== 'stopped' && this.raw.trim() !== '') await this.markDraft(messages);
+        // Not the answer (a refused draft, or one the model rewrote): every message it spans says so. The
+        // note is added once the stream stopped, so a roll-over can neither split it nor leave a message
+        // without it.
+        const messages = await this.stopWriter({});
+        if (this.raw.trim() !== '') {
+          if (this.writer.state === 'stopped') await this.addNote(messages, DRAFT_NOTE);
+          else await this.markDraft(messages);
+        }
       }
     }
     await this.status(state.status === 'completed' ? 'active' : 'closed');
@@ -319,18 +323,23 @@ export class RunSurface {
     if (writer?.state !== 'open') return;
     await writer.flush();
     await this.stopWriter(
-      writer.started ? { chunks: [{ type: 'markdown_text', text: INTERRUPTED_NOTE }] } : {},
+      writer.started || this.raw.trim() !== ''
+        ? { chunks: [{ type: 'markdown_text', text: INTERRUPTED_NOTE }] }
+        : {},
     );
   }
 
-  /** Each message streamed into keeps its text and gains the cut-short note. */
-  private async markCutShort(messages: readonly { ts: string; text: string }[]) {
+  /** Each message streamed into keeps its text and gains `note` (cut short, draft). */
+  private async addNote(messages: readonly { ts: string; text: string }[], note: string) {
     for (const m of messages) {
       if (m.text.trim() === '') continue;
       await this.opts.calls
-        .update({ channel: this.ctx.channelId, ts: m.ts, markdown_text: `${m.text}${CUT_SHORT_NOTE}` })
+        .update({ channel: this.ctx.channelId, ts: m.ts, markdown_text: `${m.text}${note}` })
         .catch((err: unknown) =>
-          this.log.warn({ ts: m.ts, slackError: slackErrorCode(err) }, 'could not mark a reply cut short'),
+          this.log.warn(
+            { ts: m.ts, slackError: slackErrorCode(err), note },
+            'could not add a note to a reply',
+          ),
         );
     }
   }

@@ -7,13 +7,16 @@
  * early (`message_not_in_streaming_state`) or a message that grew too long (`msg_too_long`) sends the
  * same batch again in a new message.
  *
+ * Text is neutralised as it arrives (AnswerNeutraliser), across batch and message boundaries: what the
+ * messages carry together is exactly the whole text neutralised, as if it had been posted at once.
+ *
  * A workspace or token that refuses the methods (`REFUSAL_CODES`) ends the writer at once (`refused`),
  * and repeated other failures end it too (`failed`): the caller then shows the run the old way. The
  * writer never throws.
  */
 import type { Logger } from '../../loop/types.js';
 import { slackErrorCode } from '../errors.js';
-import { neutraliseBroadcasts } from '../mrkdwn.js';
+import { AnswerNeutraliser } from '../neutralise.js';
 
 /** A step of the timeline, as Slack's `task_update` chunk. */
 export interface TaskUpdate {
@@ -101,13 +104,13 @@ type Item = { kind: 'text'; text: string } | { kind: 'task'; chunk: TaskUpdate }
 
 /** Slack's cap of one `markdown_text` chunk. */
 const MAX_CHUNK_CHARS = 12_000;
-/** A trailing `<` this close to the end may open a `<!channel>`: held back until it closes. */
-const HOLD_BACK_CHARS = 40;
 
 export class StreamWriter {
   private readonly o: Required<
     Omit<StreamWriterOptions, 'recipient' | 'onStarted' | 'onStopped' | 'onGaveUp' | 'calls' | 'logger'>
   >;
+  /** Text waits here until no later text can change how it is neutralised; the queue holds it neutralised. */
+  private readonly neutraliser = new AnswerNeutraliser();
   private readonly queue: Item[] = [];
   private current: { ts: string; startedAt: number; chars: number } | null = null;
   private readonly sent: StreamedMessage[] = [];
@@ -158,10 +161,10 @@ export class StreamWriter {
 
   /** Appends text (Markdown) to the stream. The first words go out at once; later ones in batches. */
   text(delta: string): void {
-    if (this._state !== 'open' || delta === '') return;
-    const last = this.queue.at(-1);
-    if (last?.kind === 'text') last.text += delta;
-    else this.queue.push({ kind: 'text', text: delta });
+    if (this._state !== 'open') return;
+    const ready = this.neutraliser.push(delta);
+    if (ready === '') return;
+    this.pushText(ready);
     this.oldestPendingAt ??= this.o.now();
     this.schedule();
   }
@@ -194,10 +197,12 @@ export class StreamWriter {
   stop(final: { blocks?: unknown[]; chunks?: StreamChunk[] } = {}): Promise<readonly StreamedMessage[]> {
     return this.enqueue(async () => {
       if (this._state !== 'open') return;
+      this.pushText(this.neutraliser.end());
       for (const chunk of final.chunks ?? []) {
-        if (chunk.type === 'markdown_text') this.pushText(chunk.text);
+        if (chunk.type === 'markdown_text') this.pushText(this.neutraliser.push(chunk.text));
         else this.queue.push({ kind: 'task', chunk });
       }
+      this.pushText(this.neutraliser.end());
       await this.pump(true);
       if (this._state !== 'open') return;
       await this.stopCurrent(final.blocks);
@@ -219,6 +224,7 @@ export class StreamWriter {
   }
 
   private pushText(text: string) {
+    if (text === '') return;
     const last = this.queue.at(-1);
     if (last?.kind === 'text') last.text += text;
     else this.queue.push({ kind: 'text', text });
@@ -265,17 +271,17 @@ export class StreamWriter {
   }
 
   /**
-   * Builds the next batch from the head of the queue: text up to the room left in the current message
-   * (a trailing unclosed `<` held back unless `final`), then task updates, in order.
+   * Builds the next batch from the head of the queue: text (already neutralised) up to the room left in
+   * the current message, then task updates, in order.
    */
-  private batch(final: boolean): { chunks: StreamChunk[]; chars: number; consume: () => void } | null {
+  private batch(): { chunks: StreamChunk[]; chars: number; consume: () => void } | null {
     const room = this.messageCap - (this.current?.chars ?? 0);
     const chunks: StreamChunk[] = [];
     let chars = 0;
     // Items taken, with the characters taken of a text: text keeps arriving while a call is in flight
     // (appended to the last item), so only what was sent leaves the queue.
     const touched: { item: Item; consumed: number }[] = [];
-    for (const [index, item] of this.queue.entries()) {
+    for (const item of this.queue) {
       if (item.kind === 'task') {
         chunks.push(item.chunk);
         touched.push({ item, consumed: 0 });
@@ -283,20 +289,13 @@ export class StreamWriter {
       }
       let text = item.text;
       let cut = false;
-      if (index === this.queue.length - 1 && !final) {
-        const open = text.lastIndexOf('<');
-        if (open >= 0 && open >= text.length - HOLD_BACK_CHARS && !text.includes('>', open)) {
-          text = text.slice(0, open);
-          cut = true;
-        }
-      }
       const left = Math.min(room - chars, MAX_CHUNK_CHARS);
       if (text.length > left) {
         text = text.slice(0, cutAt(text, left));
         cut = true;
       }
       if (text !== '') {
-        chunks.push({ type: 'markdown_text', text: neutraliseBroadcasts(text) });
+        chunks.push({ type: 'markdown_text', text });
         chars += text.length;
         touched.push({ item, consumed: text.length });
       }
@@ -328,7 +327,7 @@ export class StreamWriter {
         await this.rollOver();
         continue;
       }
-      const batch = this.batch(final);
+      const batch = this.batch();
       if (!batch) {
         if (this.current && this.current.chars >= this.messageCap - 1) await this.rollOver();
         else break;
