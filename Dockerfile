@@ -3,9 +3,10 @@
 # command) and the CLI (`docker compose exec bot loopgate runs`). See docs/operations.md.
 #
 #   docker build -t loopgate .                  the runtime image
-#   docker build --target check .               typecheck the sources with the dev dependencies
+#   docker build --target build .               compile only (typecheck included)
 #
-# loopgate runs its TypeScript sources through tsx, a production dependency: there is no compile step.
+# The build stage compiles src/ to dist/ (npm run build); the runtime image holds dist/ and the production
+# dependencies only, and runs it with plain node: no TypeScript, no tsx, no transpiling at start-up.
 
 # Node 24 LTS, the recommended runtime. Node 20 reached end of life in April 2026; package.json's engines
 # still allow it (>= 20.19), so CI runs the suite on 20 and 24.
@@ -17,13 +18,14 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
 
-# --- check: typecheck with the dev tools; never part of the runtime image -----------------------------
-FROM deps AS check
+# --- build: compile with the dev tools (tsc); never part of the runtime image --------------------------
+FROM deps AS build
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/build.mjs ./scripts/
 COPY src ./src
-RUN npx tsc -p tsconfig.build.json --noEmit
+RUN npm run build
 
-# --- prod-deps: production dependencies only (tsx among them) ------------------------------------------
+# --- prod-deps: production dependencies only -------------------------------------------------------------
 FROM ${NODE_IMAGE} AS prod-deps
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -45,7 +47,7 @@ WORKDIR /app
 COPY --from=prod-deps /app/node_modules ./node_modules
 COPY package.json package-lock.json ./
 COPY bin ./bin
-COPY src ./src
+COPY --from=build /app/dist ./dist
 COPY examples ./examples
 COPY runbooks ./runbooks
 COPY loopgate.example.yaml ./
@@ -58,4 +60,4 @@ HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 ENTRYPOINT ["/usr/bin/tini", "--"]
 # node directly, not npm: npm does not pass SIGTERM on to its child, so shutdown would never be graceful.
-CMD ["node", "--import", "tsx", "src/bot/main.ts"]
+CMD ["node", "dist/bot/main.js"]

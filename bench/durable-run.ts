@@ -120,6 +120,12 @@ function quietNotifier(onCard: (approvalId: string) => void = () => {}): Notifie
     async updateCard() {
       return true;
     },
+    async budgetCard(ctx) {
+      return { channel: ctx.channelId, ts: '1700000000.000003' };
+    },
+    async updateBudgetCard() {
+      return true;
+    },
     async finalAnswer() {
       return '1700000000.000002';
     },

@@ -98,6 +98,12 @@ const quietNotifier: Notifier = {
   async updateCard() {
     return true;
   },
+  async budgetCard(ctx) {
+    return { channel: ctx.channelId, ts: '1700000000.000003' };
+  },
+  async updateBudgetCard() {
+    return true;
+  },
   async finalAnswer(ctx) {
     ended.get(ctx.runId)?.(performance.now());
     return '1700000000.000002';

@@ -8,20 +8,65 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '../src/config/errors.js';
-import { approverSummary, readChatConfig } from './chat/config.js';
+import { loadPolicy } from '../src/config/policy.js';
+import { startFakeOpenAI } from '../test/fakes/openai-server.js';
+import {
+  approverSummary,
+  type ChatConfig,
+  overrideFiles,
+  readChatConfig,
+  SCRIPTED_HINT,
+} from './chat/config.js';
+import { ChatGroups } from './chat/groups.js';
 import { DEFAULT_USER, HELP, runSession } from './chat/session.js';
 import { DemoError } from './lib/errors.js';
+import { writeDemoPolicy } from './lib/policy-file.js';
 import { connectOrExplain } from './lib/redis.js';
 import { BOT_USER_ID, type Stage, startStage } from './lib/stage.js';
 import { openStageStore } from './lib/store-view.js';
+import { onCallScript } from './oncall-model.js';
+import { startPaymentsService } from './payments-service.js';
 
 const say = (line = '') => process.stdout.write(`${line}\n`);
 const nameOf = (id: string) => (id === BOT_USER_ID ? 'loopgate' : id === DEFAULT_USER ? 'you' : id);
 
+/** No key: the demo's scripted on-call model, its payments service and its policy, in `dir`. */
+async function scriptedChat(
+  redisUrl: string,
+  dir: string,
+  closers: (() => Promise<unknown>)[],
+): Promise<ChatConfig> {
+  say(SCRIPTED_HINT);
+  const service = await startPaymentsService();
+  closers.push(() => service.close());
+  const model = await startFakeOpenAI(onCallScript(1_000));
+  closers.push(() => model.close());
+  const policyPath = writeDemoPolicy(dir, { SERVICE_URL: service.url });
+  return {
+    scripted: false,
+    model: { apiKey: 'scripted', baseUrl: model.url, name: 'loopgate-demo-script' },
+    redisUrl,
+    policyPath,
+    policy: await loadPolicy(policyPath),
+    channel: 'C0LOCALCHAT',
+  };
+}
+
 async function main(): Promise<number> {
-  const config = await readChatConfig(process.env);
-  const redis = await connectOrExplain(config.redisUrl);
+  const read = await readChatConfig(process.env);
   const logDir = mkdtempSync(join(tmpdir(), 'loopgate-chat-'));
+  const closers: (() => Promise<unknown>)[] = [];
+  try {
+    const config = read.scripted ? await scriptedChat(read.redisUrl, logDir, closers) : read;
+    return await play(config, logDir);
+  } finally {
+    for (const close of closers) await close().catch(() => {});
+    for (const file of overrideFiles) rmSync(file, { force: true });
+  }
+}
+
+async function play(config: ChatConfig, logDir: string): Promise<number> {
+  const redis = await connectOrExplain(config.redisUrl);
   say(`Starting the bot and a worker (logs in ${logDir})…`);
   let stage: Stage | undefined;
   let ok = false;
@@ -37,10 +82,13 @@ async function main(): Promise<number> {
       model: config.model,
       users: { [DEFAULT_USER]: { name: 'you', real_name: 'You' } },
       label: 'chat',
-      cwd: process.cwd(),
+      // Not the working directory: its .env (a SLACK_APP_TOKEN from `loopgate init`) must not reach the
+      // processes, which talk to the stand-in Slack; the chat has read .env into their environment.
+      cwd: logDir,
       logDir,
       inherit: process.env,
     });
+    const groups = new ChatGroups(stage.slack, config.policy);
     const opened = await openStageStore(stage);
     process.off('SIGINT', early);
     process.off('SIGTERM', early);
@@ -53,6 +101,7 @@ async function main(): Promise<number> {
       );
       say(`tools: ${Object.keys(config.policy.tools).join(', ') || '(none)'}`);
       for (const line of approverSummary(config.policy)) say(line);
+      for (const [group] of groups.list()) say(`${groups.describe(group)}: stand-ins; /group changes them`);
       say(`You are ${DEFAULT_USER}.`);
       say(HELP);
       say();
@@ -64,6 +113,7 @@ async function main(): Promise<number> {
         nameOf,
         input: process.stdin,
         output: process.stdout,
+        groups,
       });
     } finally {
       await opened.close();

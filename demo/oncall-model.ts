@@ -71,9 +71,9 @@ function read(request: RecordedRequest): Knowledge {
   return { question, tools, results };
 }
 
-/** The first URL prefix http_get may read, from its description ("…allowed: <p1>, <p2>. Use it…"). */
+/** The first URL prefix http_get may read, from its description ("…allowed: <p1>, <p2>. For …"). */
 function healthPrefix(k: Knowledge): string | undefined {
-  const listed = /allowed: (.+?)\. Use it/.exec(k.tools.get('http_get') ?? '')?.[1];
+  const listed = /allowed: (.+?)\. For /.exec(k.tools.get('http_get') ?? '')?.[1];
   return listed?.split(', ')[0];
 }
 

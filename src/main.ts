@@ -4,18 +4,19 @@
  * them back), and exits 0; a shutdown that hangs is cut short at the worker's limit (exit 1).
  */
 import { startBot } from './bot/start.js';
+import { failStartup } from './bot/startup-failure.js';
+import { loadEnv } from './config/env.js';
 import { exitOnConfigError } from './config/errors.js';
-import { createLogger } from './log/logger.js';
 import { SHUTDOWN_LIMIT_MS, startWorker } from './worker/start.js';
 
-const fail = (err: unknown): never => {
-  createLogger({ level: 'info', service: 'loopgate' }).fatal({ err }, 'loopgate could not start');
-  process.exit(1);
-};
+const fail = (err: unknown): never => failStartup('loopgate', err);
 
+// Every variable either half needs, checked in one round before anything starts: the bot alone would
+// report OPENAI_API_KEY only after it had started, in a second round.
+await exitOnConfigError(() => loadEnv(process.env, { need: 'all' }));
 const bot = await exitOnConfigError(startBot).catch(fail);
 const worker = await exitOnConfigError(() =>
-  startWorker({ metrics: bot.metrics, serveProbes: false, handleSignals: false }),
+  startWorker({ metrics: bot.metrics, serveProbes: false, handleSignals: false, telemetry: bot.telemetry }),
 ).catch(fail);
 
 let stopping = false;

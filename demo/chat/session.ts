@@ -18,12 +18,14 @@ import { clickButton, mentionBot, replyInThread, submitRejectReason } from '../l
 import { waitUntil } from '../lib/wait.js';
 import { listedApprovers } from './config.js';
 import { type Feed, followSlack, type PostedCard } from './feed.js';
+import type { ChatGroups } from './groups.js';
 import { Screen } from './screen.js';
 
 export const DEFAULT_USER = 'U0YOU';
 
 export const HELP = `Type a message to ask @loopgate; the next lines reply in the same thread.
   /as U0XXX   act as another Slack user (e.g. an approver, to decide a card)
+  /group S0XXX U0AAA,U0BBB   set the members of a user group (approvers may be groups)
   /thread     start a new thread with your next message
   /cards      show again the cards you skipped
   /help       this text
@@ -37,6 +39,7 @@ export interface SessionDeps {
   nameOf: NameOf;
   input: NodeJS.ReadableStream;
   output: NodeJS.WriteStream;
+  groups: ChatGroups;
 }
 
 /** How the bot answered a click on a card. */
@@ -131,6 +134,12 @@ class ChatSession {
     ).then(
       () => {
         this.cards.push(card);
+        const message = this.deps.stage.slack.message(this.deps.channel, card.ts);
+        for (const group of this.deps.groups.groupsOf(message?.blocks)) {
+          this.screen.print(
+            `(this card waits on ${this.deps.groups.describe(group)}: /as one of them to decide it)`,
+          );
+        }
         this.screen.prompt(this.promptText());
       },
       (error: unknown) => this.screen.print(`! ${error instanceof Error ? error.message : String(error)}`),
@@ -220,13 +229,16 @@ class ChatSession {
 
   /** Resolves true for /quit. */
   private command(line: string): boolean {
-    const [name, arg] = line.split(/\s+/);
+    const [name, arg, ...rest] = line.split(/\s+/);
     switch (name) {
       case '/quit':
       case '/exit':
         return true;
       case '/as':
         this.actAs(arg);
+        return false;
+      case '/group':
+        this.screen.print(this.deps.groups.command([arg ?? '', ...rest]));
         return false;
       case '/thread':
         this.threadTs = null;

@@ -43,7 +43,14 @@ export function mrkdwnToText(mrkdwn: string, nameOf: NameOf): string {
 }
 
 const textObject = z.looseObject({ text: z.string() });
-const element = z.looseObject({ type: z.string(), text: z.union([z.string(), textObject]).optional() });
+const button = z.looseObject({ text: textObject.optional() });
+const element = z.looseObject({
+  type: z.string(),
+  text: z.union([z.string(), textObject]).optional(),
+  /** feedback_buttons (context_actions): the 👍 / 👎 pair. */
+  positive_button: button.optional(),
+  negative_button: button.optional(),
+});
 const block = z.looseObject({
   type: z.string(),
   text: z.union([z.string(), textObject]).optional(),
@@ -73,6 +80,17 @@ function blockLines(raw: unknown, nameOf: NameOf): string[] {
       return [
         (b.elements ?? [])
           .map((e) => (e.type === 'button' ? `[ ${textOf(e.text)} ]` : `(${e.type})`))
+          .join(' '),
+      ];
+    case 'context_actions':
+      // Feedback and icon buttons, drawn as the buttons Slack shows.
+      return [
+        (b.elements ?? [])
+          .map((e) =>
+            e.type === 'feedback_buttons'
+              ? `[ ${textOf(e.positive_button?.text) || '👍'} ] [ ${textOf(e.negative_button?.text) || '👎'} ]`
+              : `[ ${textOf(e.text) || e.type} ]`,
+          )
           .join(' '),
       ];
     case 'divider':

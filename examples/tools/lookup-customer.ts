@@ -1,6 +1,7 @@
-// A custom loopgate tool: list this file under `custom:` in loopgate.yaml. See docs/tools.md.
+// A custom loopgate tool: list this file under `custom:` in loopgate.yaml with the CRM's URL prefix under
+// `allow:`. See docs/tools.md. A tool in its own package imports from 'loopgate' instead.
 import { z } from 'zod';
-import { defineTool } from '../../src/loop/define-tool.js';
+import { defineTool, ToolInputError } from '../../src/public/index.js';
 
 export default defineTool({
   name: 'lookup_customer',
@@ -9,16 +10,17 @@ export default defineTool({
     customerId: z.string().regex(/^cus_[A-Za-z0-9]{4,32}$/).describe('Customer id, like cus_8f2k1'),
   }),
   effect: 'read',
+  // Checked at start-up, redacted from logs, read through ctx.secret (never process.env).
+  secrets: ['CRM_API_URL', 'CRM_API_TOKEN'],
   timeoutMs: 5_000,
   async execute({ customerId }, ctx) {
-    const base = process.env.CRM_API_URL ?? 'https://crm.internal.example';
-    const res = await fetch(`${base}/customers/${encodeURIComponent(customerId)}`, {
-      headers: { authorization: `Bearer ${process.env.CRM_API_TOKEN ?? ''}` },
-      signal: ctx.signal, // aborted at the tool's timeout: always pass it on
+    // ctx.http: only URLs under the entry's `allow:` prefixes, aborted with the call (ctx.signal).
+    const res = await ctx.http.get(`${ctx.secret('CRM_API_URL')}/customers/${encodeURIComponent(customerId)}`, {
+      headers: { authorization: `Bearer ${ctx.secret('CRM_API_TOKEN')}` },
     });
-    if (res.status === 404) throw new Error(`no customer ${customerId}`);
+    if (res.status === 404) throw new ToolInputError(`no customer ${customerId}`);
     if (!res.ok) throw new Error(`CRM answered HTTP ${res.status}`);
-    const customer = z.object({ name: z.string(), plan: z.string(), status: z.string() }).parse(await res.json());
+    const customer = z.object({ name: z.string(), plan: z.string(), status: z.string() }).parse(res.json());
     return { customerId, ...customer };
   },
 });

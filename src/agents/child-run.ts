@@ -4,12 +4,13 @@
  * limits (the agent's budgets, capped by what its parent has left).
  */
 import { contextTokensOf } from '../config/model-windows.js';
-import { createRun } from '../loop/state.js';
+import { createRun, currentTimeNote } from '../loop/state.js';
 import type { DelegatedCall, RunLimits, RunState } from '../loop/types.js';
 import { UNTRUSTED_CONTENT_RULES } from '../tools/system-prompt.js';
 import type { AgentDefinition } from './catalog.js';
 
-export function childSystemPrompt(agent: AgentDefinition, toolNames: readonly string[], now: Date): string {
+/** Stable for an agent under one policy (a prefix servers cache); the time is a note in the question. */
+export function childSystemPrompt(agent: AgentDefinition, toolNames: readonly string[]): string {
   const role = `You are "${agent.name}", a sub-agent of loopgate. Another agent handed you the task in the next message. Your final answer goes back to that agent, not to a person: make it complete and factual, with what you found (and where), what you did, and what you could not do.
 - Use your tools when facts are needed. Tools that change something or notify people wait for a human approver in the team's Slack thread; never claim a change happened unless its tool result says it succeeded. If a call was rejected or failed, say so.
 - If a tool result is an error, read its message: fix the arguments or try another approach instead of repeating the same call.`;
@@ -17,10 +18,7 @@ export function childSystemPrompt(agent: AgentDefinition, toolNames: readonly st
     agent.prompt,
     role,
     UNTRUSTED_CONTENT_RULES,
-    `Current time (UTC): ${now.toISOString()}.`,
-    toolNames.length > 0
-      ? `Tools available to you: ${toolNames.join(', ')}.`
-      : 'No tools are available to you: answer from the task alone.',
+    ...(toolNames.length > 0 ? [] : ['No tools are available to you: answer from the task alone.']),
   ].join('\n\n');
 }
 
@@ -68,8 +66,9 @@ export function newChildRun(
   const state = createRun({
     runId: call.childRunId,
     requester: parent.requester,
-    systemPrompt: agent ? childSystemPrompt(agent, toolNames, new Date(now)) : `Sub-agent ${call.agent}.`,
+    systemPrompt: agent ? childSystemPrompt(agent, toolNames) : `Sub-agent ${call.agent}.`,
     question: childQuestion(call),
+    questionNote: currentTimeNote(now),
     limits: childLimits(parent.limits, agent, call),
     now,
   });

@@ -21,17 +21,21 @@ import {
   type ReceiverProcessEventErrorHandlerArgs,
   SocketModeReceiver,
 } from '@slack/bolt';
+import { createGroupMembers } from '../approvers/groups.js';
+import { processRoster } from '../approvers/oncall/build.js';
 import type { Env } from '../config/env.js';
 import type { Policy } from '../config/policy.js';
 import type { Logger } from '../log/logger.js';
 import type { Clock } from '../loop/types.js';
 import { listenError } from '../metrics/http.js';
-import type { Metrics } from '../metrics/metrics.js';
-import { createGroupMembers } from '../policy/approver-groups.js';
+import { type Metrics, slackBudgetMetrics } from '../metrics/metrics.js';
 import type { RunsQueue } from '../queue/index.js';
 import { ACTION_IDS, CALLBACK_IDS } from '../slack/ids.js';
+import { shareRetryAfter } from '../slack/rate/share-retry-after.js';
+import { SlackBudget } from '../slack/rate/slack-budget.js';
 import { parseGrantRef } from '../store/grant-store.js';
 import type { Store } from '../store/index.js';
+import type { RunTracer } from '../telemetry/run-tracer.js';
 import { AckAfterProcessingReceiver } from './ack-after-processing.js';
 import { assistantThreadContextChanged, assistantThreadStarted } from './agent-pane.js';
 import {
@@ -46,6 +50,7 @@ import {
 } from './approvals.js';
 import { createBackground } from './background.js';
 import { boltLevelOf, boltLogger } from './bolt-logger.js';
+import { budgetClicked } from './budget-click.js';
 import { loopgateCommand, SLASH_COMMAND } from './commands.js';
 import type { BotContext } from './context.js';
 import { detailsClicked, fullTextClicked } from './details.js';
@@ -58,6 +63,7 @@ import { homeOpened } from './home.js';
 import { createJobBatcher } from './job-batcher.js';
 import { noticeModal } from './notice-modal.js';
 import { sessionStopped } from './session-stop.js';
+import { wouldApproveClicked, wouldRejectClicked } from './shadow.js';
 import { botSlack } from './slack-calls.js';
 import {
   agentSessionStoppedSchema,
@@ -87,6 +93,8 @@ export interface BotAppDeps {
   /** The runs queue on a `producer` connection. */
   queue: RunsQueue;
   logger: Logger;
+  /** OpenTelemetry traces; absent: off. */
+  telemetry?: RunTracer;
   /** Default: the system clock. */
   clock?: Clock;
   /**
@@ -94,6 +102,8 @@ export interface BotAppDeps {
    * proves the token works.
    */
   identity?: { botId: string; botUserId: string };
+  /** Where on-call tokens and provider URLs are read (PAGERDUTY_API_URL, …). Default process.env. */
+  oncallEnv?: Readonly<Record<string, string | undefined>>;
   /** How long user group members are cached (usergroups.users.list). Default 5 minutes. */
   groupCacheTtlMs?: number;
   /**
@@ -183,7 +193,15 @@ export async function createBotApp(deps: BotAppDeps): Promise<BotApp> {
   await app.init();
 
   const clock = deps.clock ?? { now: () => Date.now() };
-  const slack = botSlack(app.client);
+  // The same Slack rate budget as the workers' (Redis): cards first, 429s shared.
+  const budget = new SlackBudget({
+    store: deps.store.slackBudget,
+    logger: deps.logger,
+    limits: deps.policy.slack.rateLimits,
+    metrics: slackBudgetMetrics(() => deps.metrics),
+  });
+  shareRetryAfter(app.client, budget);
+  const slack = botSlack(app.client, budget);
   const background = createBackground(deps.logger);
   const ctx: BotContext = {
     policy: deps.policy,
@@ -192,11 +210,19 @@ export async function createBotApp(deps: BotAppDeps): Promise<BotApp> {
     starts: createJobBatcher(deps.queue),
     slack,
     groups: createGroupMembers({ lookup: slack.groupMembers, clock, ttlMs: deps.groupCacheTtlMs }),
+    oncall: processRoster({
+      policy: deps.policy,
+      store: deps.store,
+      env: deps.oncallEnv ?? process.env,
+      lookupByEmail: slack.lookupByEmail,
+      logger: deps.logger,
+    }),
     clock,
     logger: deps.logger,
     background,
     enqueueRetryDelaysMs: deps.enqueueRetryDelaysMs ?? ENQUEUE_RETRY_DELAYS_MS,
     ...(deps.metrics ? { metrics: deps.metrics } : {}),
+    ...(deps.telemetry ? { telemetry: deps.telemetry } : {}),
   };
   registerListeners(app, ctx, deps.queueDeadlineMs);
 
@@ -325,6 +351,11 @@ function registerListeners(app: App, ctx: BotContext, queueDeadlineMs?: number):
   app.action(ACTION_IDS.approve, onClick('approve click', toldWhenNotRecorded(approveClicked)));
   app.action(ACTION_IDS.reject, onClick('reject click', toldWhenNotRecorded(rejectClicked)));
   app.action(ACTION_IDS.reapprove, onClick('approve-again click', toldWhenNotRecorded(reapproveClicked)));
+  app.action(
+    ACTION_IDS.wouldApprove,
+    onClick('would-approve click', toldWhenNotRecorded(wouldApproveClicked)),
+  );
+  app.action(ACTION_IDS.wouldReject, onClick('would-reject click', toldWhenNotRecorded(wouldRejectClicked)));
   const teller = (c: BotContext, target: ClickTarget) => (text: string) => tellClicker(c, target, text);
   app.action(
     ACTION_IDS.edit,
@@ -342,6 +373,20 @@ function registerListeners(app: App, ctx: BotContext, queueDeadlineMs?: number):
       const teamId = target.teamId ?? parseGrantRef(target.value)?.teamId;
       await tellClicker(c, { ...target, ...(teamId ? { teamId } : {}) }, text);
     }),
+  );
+  app.action(
+    ACTION_IDS.budgetContinue,
+    onClick(
+      'budget continue click',
+      toldWhenNotRecorded((c, t) => budgetClicked(c, t, 'granted')),
+    ),
+  );
+  app.action(
+    ACTION_IDS.budgetStop,
+    onClick(
+      'budget stop click',
+      toldWhenNotRecorded((c, t) => budgetClicked(c, t, 'refused')),
+    ),
   );
   app.action(ACTION_IDS.details, onClick('details click', detailsClicked));
   app.action(ACTION_IDS.fullText, onClick('full text click', fullTextClicked));

@@ -2,9 +2,16 @@
  * The server-side checks of a click on an approval card, in order: the approval exists, the click came
  * from that approval's own card, the clicker may take this decision, and the approval is still pending.
  * The button carries only the approval id, so everything else is looked up here. A failed check yields the
- * sentence the clicker is shown; nothing is changed.
+ * sentence the clicker is shown; nothing is changed. The clicker is judged by the rule in force at the
+ * click (src/policy/rule-at-click.ts): a change freeze that started while the card waited can deny the
+ * call or ask other people, or more of them, than the card did.
  */
-import { slackDate, userMention } from '../slack/mrkdwn.js';
+import { type OncallShown, resolveOncall } from '../approvers/resolve.js';
+import type { AskDecision } from '../policy/gate.js';
+import { ruleAtClick } from '../policy/rule-at-click.js';
+import { approvalCard } from '../slack/approval-card.js';
+import { approvalViewNow } from '../slack/approval-view.js';
+import { escapeMrkdwn, slackDate, userMention } from '../slack/mrkdwn.js';
 import { type ApprovalRecord, isApprovalId } from '../store/index.js';
 import { type Decision, mayDecide, verdictText } from './approvers.js';
 import type { BotContext } from './context.js';
@@ -25,12 +32,19 @@ export interface ApprovalClick {
 /** A card's place in Slack. */
 export type Card = NonNullable<ApprovalRecord['card']>;
 
-export type ClickCheck = { ok: true; record: ApprovalRecord; card: Card } | { ok: false; message: string };
+/**
+ * `record` is the approval as the rule in force judges it: when a freeze changed the rule since the round
+ * was asked, its approvers, quorum, self-approval, rule and grant offer are the new rule's, and
+ * `quorumInForce` is the quorum the decision must be counted against (`quorumAsked`: the card's).
+ */
+export type ClickCheck =
+  | { ok: true; record: ApprovalRecord; card: Card; quorumInForce?: number; quorumAsked?: number }
+  | { ok: false; message: string };
 
 const refuse = (message: string): ClickCheck => ({ ok: false, message });
 
 export async function checkApprovalClick(
-  ctx: Pick<BotContext, 'store' | 'policy' | 'groups' | 'clock'>,
+  ctx: CheckContext,
   click: ApprovalClick,
   decision: Decision,
 ): Promise<ClickCheck> {
@@ -46,7 +60,7 @@ export async function checkApprovalClick(
  * outcome is on an approval that was decided long ago).
  */
 export async function checkCardClick(
-  ctx: Pick<BotContext, 'store' | 'policy' | 'groups'>,
+  ctx: CheckContext,
   click: ApprovalClick,
   decision: Decision,
 ): Promise<ClickCheck> {
@@ -64,10 +78,71 @@ export async function checkCardClick(
       'This button does not belong to the approval card it was clicked on, so it was ignored. Nothing was changed.',
     );
   }
-  const verdict = await mayDecide(ctx.policy, record, click.userId, decision, ctx.groups);
-  if (!verdict.ok) return refuse(verdictText(verdict, record, decision));
-  return { ok: true, record, card };
+  const inForce = ruleAtClick(ctx.policy, record, ctx.clock.now());
+  if (inForce.kind === 'denied' && decision === 'approve') {
+    return refuse(
+      `${frozenText(inForce.freezes)}${escapeMrkdwn(inForce.rule)} now denies this \`${escapeMrkdwn(record.tool)}\` call: ${escapeMrkdwn(inForce.reason)}. It cannot be approved now; Reject it, or wait until the freeze ends. Nothing was changed.`,
+    );
+  }
+  const judged = inForce.kind === 'asked_anew' ? askedAnew(record, inForce.ask) : record;
+  const verdict = await mayDecide(ctx.policy, judged, click.userId, decision, ctx);
+  if (!verdict.ok) {
+    // Refused by who is on call now: the clicker is told who is, and the card catches up with a handoff.
+    const shown = await resolveOncall(judged.approvers, ctx);
+    if (shown.length > 0 && record.status === 'pending' && inForce.kind !== 'asked_anew')
+      redrawCard(ctx, record, card, shown);
+    const why =
+      inForce.kind === 'asked_anew' ? `${frozenText(inForce.freezes)}${askedText(inForce.ask)}` : '';
+    return refuse(`${why}${verdictText(verdict, judged, decision, shown)}`);
+  }
+  if (inForce.kind !== 'asked_anew') return { ok: true, record, card };
+  return {
+    ok: true,
+    record: judged,
+    card,
+    quorumInForce: inForce.ask.quorum,
+    quorumAsked: record.quorum ?? 1,
+  };
 }
+
+type CheckContext = Pick<
+  BotContext,
+  'store' | 'policy' | 'groups' | 'oncall' | 'clock' | 'slack' | 'background'
+>;
+
+function redrawCard(
+  ctx: Pick<BotContext, 'slack' | 'background' | 'oncall'>,
+  record: ApprovalRecord,
+  card: Card,
+  shown: readonly OncallShown[],
+): void {
+  ctx.background.run(
+    'redraw the card with the on-call now',
+    async () =>
+      ctx.slack.updateMessage(card.channel, card.ts, approvalCard(await approvalViewNow(record, ctx, shown))),
+    { runId: record.runId, approvalId: record.approvalId },
+  );
+}
+
+/** The round as `ask` (the rule in force now) would have asked it; the call itself is unchanged. */
+function askedAnew(record: ApprovalRecord, ask: AskDecision): ApprovalRecord {
+  return {
+    ...record,
+    approvers: ask.approvers,
+    quorum: ask.quorum > 1 ? ask.quorum : undefined,
+    selfApproval: ask.selfApproval,
+    rule: ask.rule?.label,
+    grantOffer: ask.grant ?? undefined,
+  };
+}
+
+const frozenText = (freezes: readonly string[]) =>
+  freezes.length > 0
+    ? `A change freeze is in force (${freezes.map(escapeMrkdwn).join(', ')}): `
+    : 'The rules changed with the time: ';
+
+const askedText = (ask: AskDecision) =>
+  `${ask.rule ? escapeMrkdwn(ask.rule.label) : "the tool's default"} now decides this call (${ask.quorum} approver${ask.quorum > 1 ? 's' : ''}). `;
 
 /**
  * Why an approval can no longer be decided (who decided what and when, or that it expired or was

@@ -56,7 +56,8 @@ export type Outcome = { recorded: true; note?: string } | { recorded: false; mes
 /**
  * Records `decision` (first decision wins). When this decision won, the run's resume is queued (retried
  * while Redis fails; the decider is told if it never goes through). The card is redrawn whenever the
- * record changed (also when the click came too late and expired the approval).
+ * record changed (also when the click came too late and expired the approval). `quorumInForce`: the
+ * quorum of the rule in force at the click, when a change freeze changed it since the card was posted.
  */
 export async function decide(
   ctx: BotContext,
@@ -64,6 +65,7 @@ export async function decide(
   decision: Extract<ApprovalDecision, 'approved' | 'rejected'>,
   decider: EphemeralTarget,
   reason?: string,
+  quorumInForce?: number,
 ): Promise<Outcome> {
   const card = record.card;
   const permalink = card ? await ctx.slack.permalink(card.channel, card.ts) : undefined;
@@ -76,6 +78,7 @@ export async function decide(
       ...(reason ? { reason } : {}),
       now: ctx.clock.now(),
       ...(permalink ? { permalink } : {}),
+      ...(quorumInForce === undefined ? {} : { quorum: quorumInForce }),
     });
   } catch (error) {
     if (error instanceof StoreError && error.code === 'run_ended') {
@@ -85,7 +88,10 @@ export async function decide(
     if (unconfirmed) return { recorded: false, message: unconfirmed };
     throw error;
   }
-  if (result.changed || result.vote === 'counted') redrawCard(ctx, result.record);
+  // Votes are counted against the quorum in force: the card and the notes show that one.
+  const inForce = quorumInForce === undefined ? undefined : { quorum: quorumInForce };
+  if (inForce) result = { ...result, record: { ...result.record, ...inForce } };
+  if (result.changed || result.vote === 'counted') redrawCard(ctx, result.record, inForce);
   if (result.vote === 'repeated') return { recorded: false, message: repeatedVoteText(result.record) };
   if (result.vote === 'counted' && !result.won) {
     ctx.logger.info(
@@ -111,17 +117,31 @@ export async function decide(
   );
   ctx.metrics?.approvalsDecided.inc({ decision });
   ctx.metrics?.timeToDecision.observe({ decision }, Math.max(0, ctx.clock.now() - record.createdAt) / 1000);
-  queueResume(ctx, record, decider);
+  queueResume(ctx, result.record, decider, permalink);
   return { recorded: true };
 }
 
 /** Queues the run's resume job for a decided approval (retried while Redis fails; the decider told if never). */
-export function queueResume(ctx: BotContext, record: ApprovalRecord, decider: EphemeralTarget): void {
+export function queueResume(
+  ctx: BotContext,
+  record: ApprovalRecord,
+  decider: EphemeralTarget,
+  permalink?: string,
+): void {
   const fields = { runId: record.runId, approvalId: record.approvalId };
-  const job = { name: 'resume', data: { v: 1, runId: record.runId, approvalId: record.approvalId } } as const;
   ctx.background.run(
     'queue resume job',
     async () => {
+      const span = await decisionSpan(ctx, record, decider.user, permalink);
+      const job = {
+        name: 'resume',
+        data: {
+          v: 1,
+          runId: record.runId,
+          approvalId: record.approvalId,
+          ...(span && ctx.telemetry ? { trace: ctx.telemetry.carrierOf(span) } : {}),
+        },
+      } as const;
       try {
         await withRetries(() => addRunJob(ctx.queue, job), {
           delaysMs: ctx.enqueueRetryDelaysMs,
@@ -131,7 +151,10 @@ export function queueResume(ctx: BotContext, record: ApprovalRecord, decider: Ep
         });
       } catch (err) {
         ctx.logger.error({ ...fields, err }, 'decision recorded but the resume job could not be queued');
+        span?.setAttribute('error.type', 'queue_unreachable');
         await ctx.slack.ephemeral(decider, notResumedText(record));
+      } finally {
+        span?.end();
       }
     },
     fields,
@@ -139,17 +162,45 @@ export function queueResume(ctx: BotContext, record: ApprovalRecord, decider: Ep
 }
 
 /**
+ * The decision's span, in the run's trace (the context recorded on the run): who was asked, who decided,
+ * how long the card waited. Null when tracing is off; a failure to read the context leaves a span of its
+ * own trace rather than none.
+ */
+async function decisionSpan(ctx: BotContext, record: ApprovalRecord, by: string, permalink?: string) {
+  if (!ctx.telemetry) return null;
+  const traceparent = await ctx.store.runs.traceParent(record.runId).catch(() => null);
+  const now = ctx.clock.now();
+  return ctx.telemetry.startSpan(
+    `approval.decide ${record.tool}`,
+    {
+      'loopgate.run.id': record.runId,
+      'loopgate.approval.id': record.approvalId,
+      'gen_ai.tool.name': record.tool,
+      'loopgate.approval.requested_by': record.requester,
+      'loopgate.approval.asked': [...record.approvers.users, ...record.approvers.groups],
+      'loopgate.approval.decided_by': by,
+      'loopgate.approval.decision': record.status,
+      'loopgate.approval.wait_ms': Math.max(0, (record.decidedAt ?? now) - record.createdAt),
+      ...(permalink ? { 'slack.message.permalink': permalink } : {}),
+    },
+    traceparent ? { traceparent } : undefined,
+  );
+}
+
+/**
  * Redraws the card from the record as stored when the update is sent: quorum votes landing together each
  * redraw, and the freshest record keeps a slower, older redraw from bringing back buttons already gone.
  */
-function redrawCard(ctx: BotContext, record: ApprovalRecord): void {
+function redrawCard(ctx: BotContext, record: ApprovalRecord, inForce?: { quorum: number }): void {
   const card = record.card;
   if (!card) return;
   ctx.background.run(
     'update approval card',
     async () => {
-      const fresh = (await ctx.store.approvals.get(record.approvalId)) ?? record;
-      await ctx.slack.updateMessage(card.channel, card.ts, approvalCard(approvalViewFromRecord(fresh)));
+      // The latest round: a worker that found the plan changed may have asked again on this card already.
+      const fresh = (await ctx.store.approvals.latest(record.approvalId)) ?? record;
+      const shown = inForce && fresh.approvalId === record.approvalId ? { ...fresh, ...inForce } : fresh;
+      await ctx.slack.updateMessage(card.channel, card.ts, approvalCard(approvalViewFromRecord(shown)));
     },
     { runId: record.runId, approvalId: record.approvalId },
   );
@@ -176,6 +227,10 @@ const againVotedText = (record: ApprovalRecord) => {
 const repeatedVoteText = (record: ApprovalRecord) =>
   `You have already approved this (${progressText(record)}). It needs ${record.quorum ?? 1} different approvers; nothing more was changed.`;
 
+/** Approve again keeps its round's quorum: a freeze asking more people since refuses it instead. */
+const moreApproversNowText = (record: ApprovalRecord, quorum: number) =>
+  `The rule in force now (a change freeze) asks ${quorum} approvers for \`${record.tool}\`, more than this call was approved with, so it cannot be approved again from this card. Nothing was changed; ask for the call again.`;
+
 const runEndedText = (record: ApprovalRecord) =>
   `Run \`${record.runId}\` has already ended (cancelled, failed or finished), so this \`${record.tool}\` call will not run. Your decision was not recorded.`;
 
@@ -187,7 +242,7 @@ export async function approveClicked(ctx: BotContext, target: ClickTarget): Prom
   const check = await checkApprovalClick(ctx, approvalClick(target), 'approve');
   if (!check.ok) return tellClicker(ctx, target, check.message);
   const decider = { channel: check.card.channel, user: target.userId, threadTs: target.threadTs };
-  const outcome = await decide(ctx, check.record, 'approved', decider);
+  const outcome = await decide(ctx, check.record, 'approved', decider, undefined, check.quorumInForce);
   if (!outcome.recorded) return tellClicker(ctx, target, outcome.message);
   if (outcome.note) return tellClicker(ctx, target, outcome.note);
   if (target.fromHome) return tellClicker(ctx, target, `Approved \`${check.record.tool}\`.`);
@@ -257,6 +312,9 @@ export async function reapproveClicked(ctx: BotContext, target: ClickTarget): Pr
   const check = await checkCardClick(ctx, approvalClick(target), 'approve');
   if (!check.ok) return tellClicker(ctx, target, check.message);
   const { record, card } = check;
+  if ((check.quorumInForce ?? 1) > (check.quorumAsked ?? 1)) {
+    return tellClicker(ctx, target, moreApproversNowText(record, check.quorumInForce ?? 1));
+  }
   const permalink = await ctx.slack.permalink(card.channel, card.ts);
   let again: Awaited<ReturnType<typeof ctx.store.approvals.reapprove>>;
   try {

@@ -5,10 +5,11 @@
  * open to the requester: it only stops their own call, which they could cancel anyway.
  */
 
+import type { Approvers } from '../approvers/approvers.js';
+import { approverMentions } from '../approvers/mentions.js';
+import { type ApproverLookups, isApprover, type OncallShown } from '../approvers/resolve.js';
 import type { Policy } from '../config/policy.js';
-import type { Approvers } from '../config/policy-limits.js';
-import { type GroupMembers, isApprover } from '../policy/approver-groups.js';
-import { escapeMrkdwn, mention } from '../slack/mrkdwn.js';
+import { escapeMrkdwn } from '../slack/mrkdwn.js';
 import type { ApprovalRecord } from '../store/index.js';
 
 export type Decision = 'approve' | 'reject';
@@ -27,20 +28,23 @@ export async function mayDecide(
   record: Pick<ApprovalRecord, 'tool' | 'requester' | 'approvers' | 'selfApproval'>,
   userId: string,
   decision: Decision,
-  groups: GroupMembers,
+  lookups: ApproverLookups,
 ): Promise<Verdict> {
   const isRequester = userId === record.requester;
   if (decision === 'reject' && isRequester) return { ok: true };
-  const approver = await isApprover(record.approvers, userId, groups);
+  const approver = await isApprover(record.approvers, userId, lookups);
   if (!approver.ok) return approver;
   const selfApproval = record.selfApproval ?? policy.approvals.selfApproval;
   if (isRequester && !selfApproval) return { ok: false, reason: 'self_approval' };
   return { ok: true };
 }
 
-/** `<@U…>, <!subteam^S…>` or a note that nobody is configured. */
-export function approversText(approvers: Approvers): string {
-  const all = [...approvers.users, ...approvers.groups].map(mention);
+/**
+ * `<@U…>, <!subteam^S…>`, each on-call source with who is on call now when `shown` resolved it, or a note
+ * that nobody is configured.
+ */
+export function approversText(approvers: Approvers, shown?: readonly OncallShown[]): string {
+  const all = approverMentions(approvers, shown);
   return all.length === 0 ? 'nobody (no approvers are configured)' : all.join(', ');
 }
 
@@ -49,6 +53,7 @@ export function verdictText(
   verdict: Exclude<Verdict, { ok: true }>,
   record: Pick<ApprovalRecord, 'tool' | 'approvers'>,
   decision: Decision | 'edit',
+  shown?: readonly OncallShown[],
 ): string {
   const tool = record.tool;
   switch (verdict.reason) {
@@ -57,6 +62,6 @@ export function verdictText(
     case 'lookup_failed':
       return 'I could not check your user group membership with Slack just now. Nothing was changed; please try again in a moment.';
     case 'not_approver':
-      return `You may not ${decision} \`${escapeMrkdwn(tool)}\` calls. They can be decided by ${approversText(record.approvers)}. Nothing was changed.`;
+      return `You may not ${decision} \`${escapeMrkdwn(tool)}\` calls. They can be decided by ${approversText(record.approvers, shown)}. Nothing was changed.`;
   }
 }

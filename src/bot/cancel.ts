@@ -4,9 +4,10 @@
  * cancel job ends a paused run), then announced on the `cancels` channel so that worker aborts its model
  * request and reads at once, and a `cancel` job is queued (one per run: its id is the run's).
  */
+
+import { isApprover } from '../approvers/resolve.js';
 import { enabledGatedTools } from '../config/policy.js';
 import { approversFor } from '../config/policy-limits.js';
-import { isApprover } from '../policy/approver-groups.js';
 import { addRunJob } from '../queue/index.js';
 import type { LoadedRun } from '../store/index.js';
 import type { BotContext } from './context.js';
@@ -40,7 +41,7 @@ export async function mayCancel(ctx: BotContext, userId: string, run: LoadedRun)
   const tools = asked.size > 0 ? [...asked] : enabledGatedTools(ctx.policy);
   let approver = false;
   for (const tool of tools) {
-    approver = (await isApprover(approversFor(ctx.policy, tool), userId, ctx.groups)).ok;
+    approver = (await isApprover(approversFor(ctx.policy, tool), userId, ctx)).ok;
     if (approver) break;
   }
   if (!approver) return false;

@@ -1,10 +1,12 @@
+import type { GroupMembers } from '../approvers/groups.js';
+import type { OncallRoster } from '../approvers/oncall/roster-port.js';
 import type { Policy } from '../config/policy.js';
 import type { Logger } from '../log/logger.js';
 import type { Clock } from '../loop/types.js';
 import type { Metrics } from '../metrics/metrics.js';
-import type { GroupMembers } from '../policy/approver-groups.js';
 import type { RunsQueue } from '../queue/index.js';
 import type { Store } from '../store/index.js';
+import type { RunTracer } from '../telemetry/run-tracer.js';
 import type { Background } from './background.js';
 import type { JobBatcher } from './job-batcher.js';
 import type { BotSlack } from './slack-calls.js';
@@ -18,10 +20,14 @@ export interface BotContext {
   starts: JobBatcher;
   slack: BotSlack;
   groups: GroupMembers;
+  /** Who is on call now for on-call approvers (cached in Redis, shared with the workers). */
+  oncall?: OncallRoster;
   clock: Clock;
   logger: Logger;
   background: Background;
   /** Waits between attempts to queue a resume job while Redis fails (start jobs: events.ts). */
   enqueueRetryDelaysMs: readonly number[];
   metrics?: Metrics;
+  /** OpenTelemetry traces (OTEL_EXPORTER_OTLP_* set); absent: tracing is off. */
+  telemetry?: RunTracer;
 }

@@ -83,7 +83,7 @@ async function nextRound(
   argsHash: string,
 ): Promise<{ next: ApprovalRecord } | { denied: string }> {
   const now = ctx.clock.now();
-  const decision = decideGate(ctx.policy, record.tool, args);
+  const decision = decideGate(ctx.policy, record.tool, args, now);
   if (decision.kind === 'deny') return { denied: `${decision.rule.label}: ${decision.reason}` };
   const base: ApprovalRecord = {
     ...record,
@@ -92,6 +92,9 @@ async function nextRound(
     argsHash,
     // The tool's preview described the model's arguments; the card shows the edited ones and the diff.
     preview: null,
+    // So did its plan: the worker plans the edited arguments and asks again with that plan before they run.
+    plan: undefined,
+    replanOf: undefined,
     createdAt: now,
     status: 'pending',
     decidedBy: null,
@@ -144,7 +147,7 @@ async function asked(
     remindAtPercent: ask.remindAtPercent.length > 0 ? [...ask.remindAtPercent] : undefined,
     escalation: ask.escalation ?? undefined,
   };
-  const verdict = await mayDecide(ctx.policy, round, editor, 'approve', ctx.groups);
+  const verdict = await mayDecide(ctx.policy, round, editor, 'approve', ctx);
   if (!verdict.ok) return round;
   if (ask.quorum > 1) return { ...round, votes: [{ by: editor, at: now }] };
   return {

@@ -12,6 +12,7 @@ import { ZodError } from 'zod';
 import { LoopgateError } from '../loop/errors.js';
 import type { StartJobData } from '../queue/index.js';
 import { escapeMrkdwn } from '../slack/mrkdwn.js';
+import { runIdForEvent } from '../store/ids.js';
 import type { ThreadRef } from '../store/index.js';
 import { paneContextFor } from './agent-pane.js';
 import type { BotContext } from './context.js';
@@ -157,8 +158,18 @@ async function takeMessage(ctx: BotContext, received: ReceivedMessage): Promise<
 
   // A question in the agent pane (a DM thread): what the person looks at goes with it, as data.
   const viewing = inbound.kind === 'dm' ? await paneContextFor(ctx, thread, inbound.text, fields) : undefined;
+  // The run's trace starts with the event: the worker's stretches of the run are its children.
+  const span = ctx.telemetry?.startSpan(`slack.event ${inbound.kind}`, {
+    'slack.event.id': received.eventId,
+    'slack.team.id': received.teamId,
+    'slack.channel.id': inbound.channelId,
+    'slack.thread.ts': inbound.threadTs,
+    'loopgate.run.id': runIdForEvent(received.eventId),
+    ...(received.retryNum === undefined ? {} : { 'slack.retry_num': received.retryNum }),
+  });
   const data: StartJobData = {
     ...(viewing ? { viewing } : {}),
+    ...(span && ctx.telemetry ? { trace: ctx.telemetry.carrierOf(span) } : {}),
     v: 1,
     eventId: received.eventId,
     teamId: received.teamId,
@@ -179,12 +190,15 @@ async function takeMessage(ctx: BotContext, received: ReceivedMessage): Promise<
         ctx.logger.warn({ ...fields, err, retry }, 'could not queue the start job; retrying'),
     });
   } catch (err) {
+    span?.setAttribute('error.type', err instanceof ZodError ? 'invalid_job' : 'queue_unreachable');
+    span?.end();
     if (!(err instanceof ZodError)) throw err;
     // A redelivery would be just as invalid: acked, logged, and the person told.
     ctx.logger.error({ ...fields, err }, 'start job data invalid: not queued');
     note('invalid job note', INVALID_JOB_TEXT);
     return;
   }
+  span?.end();
   ctx.logger.info({ ...fields, kind: inbound.kind, retryNum: received.retryNum }, 'start job queued');
 
   if (inbound.inThread && firstDelivery) {

@@ -6,7 +6,7 @@
  * grantor or by any approver of the call it was granted with.
  */
 
-import { isApprover } from '../policy/approver-groups.js';
+import { isApprover } from '../approvers/resolve.js';
 import type { Grant } from '../policy/grants.js';
 import { grantScopeText, grantValues } from '../policy/grants.js';
 import { grantModal, parseGrantSubmission } from '../slack/grant-modal.js';
@@ -82,7 +82,7 @@ export async function grantSubmitted(ctx: BotContext, userId: string, view: unkn
   const scope = form.scope;
   const reason = `approved, and allowed similar calls for ${minutes} min in this ${scope}`;
   const decider = { channel: card.channel, user: userId };
-  const outcome = await decide(ctx, record, 'approved', decider, reason);
+  const outcome = await decide(ctx, record, 'approved', decider, reason, check.quorumInForce);
   if (!outcome.recorded) return outcome.message;
   let grant: Grant;
   try {
@@ -119,7 +119,7 @@ export async function grantSubmitted(ctx: BotContext, userId: string, view: unkn
 /** Whether `userId` may revoke `grant`: its grantor, or an approver of the call it was granted with. */
 export async function mayRevoke(ctx: BotContext, grant: Grant, userId: string): Promise<boolean> {
   if (grant.grantedBy === userId) return true;
-  return (await isApprover(grant.approvers, userId, ctx.groups).catch(() => ({ ok: false }))).ok;
+  return (await isApprover(grant.approvers, userId, ctx).catch(() => ({ ok: false }))).ok;
 }
 
 /** Revokes a grant by reference or id (found among the caller's and the channel's grants). */

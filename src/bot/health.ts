@@ -34,3 +34,11 @@ export function botReadiness(
     workers: async () => (await queue.getWorkersCount()) > 0,
   };
 }
+
+/** What each of botReadiness's checks failing means, for /readyz's `why`. */
+export function botReadinessReasons(redisVariable: string): Record<string, string> {
+  return {
+    redis: `redis: Redis does not answer (check ${redisVariable} and that Redis is up); events cannot be queued`,
+    workers: 'workers: no worker is connected to the queue; questions wait until one starts (npm run worker)',
+  };
+}

@@ -5,13 +5,10 @@
  * hangs is cut short (exit 1).
  */
 import { exitOnConfigError } from '../config/errors.js';
-import { createLogger } from '../log/logger.js';
 import { BOT_SHUTDOWN_LIMIT_MS, startBot } from './start.js';
+import { failStartup } from './startup-failure.js';
 
-const started = await exitOnConfigError(startBot).catch((err: unknown) => {
-  createLogger({ level: 'info', service: 'loopgate-bot' }).fatal({ err }, 'loopgate bot could not start');
-  process.exit(1);
-});
+const started = await exitOnConfigError(startBot).catch((err: unknown) => failStartup('loopgate-bot', err));
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   // `on`, not `once`: a second signal while stopping must not fall back to the default (kill).

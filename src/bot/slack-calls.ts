@@ -1,10 +1,15 @@
 /**
  * The Slack Web API calls the bot makes, over Bolt's WebClient, with the answers it reads validated. One
  * small surface so the handlers read as what they do ("tell the clicker", "update the card").
+ *
+ * With the installation's shared rate budget (src/slack/rate), what a person waits for after a click
+ * (card updates, ephemeral replies, modals) goes first in line; the agent pane's prompts and title are
+ * decorations.
  */
 import type { webApi } from '@slack/bolt';
 import { z } from 'zod';
 import type { KnownBlock, ModalView, SlackMessage } from '../slack/block-kit.js';
+import type { BudgetedCall, SlackBudget } from '../slack/rate/slack-budget.js';
 import { within } from './background.js';
 
 /** Where an ephemeral note goes: only `user` sees it, in `channel` (and in `threadTs` when given). */
@@ -24,6 +29,8 @@ export interface BotSlack {
   publishHome(userId: string, blocks: KnownBlock[]): Promise<void>;
   /** Members of a user group (usergroups.users.list). */
   groupMembers(groupId: string): Promise<string[]>;
+  /** users.lookupByEmail (the raw reply; src/approvers/oncall/slack-email.ts reads it). */
+  lookupByEmail(email: string): Promise<unknown>;
   /** Whether `userId` is a member of the conversation (conversations.members, paged). */
   isMember(channel: string, userId: string): Promise<boolean>;
   /** The prompts offered in an agent pane thread (assistant.threads.setSuggestedPrompts; at most 4). */
@@ -46,49 +53,86 @@ const conversationMembersReply = z.looseObject({
 /** Pages of conversations.members read at most (1,000 members each). */
 const MEMBER_PAGES = 20;
 
-export function botSlack(client: webApi.WebClient): BotSlack {
+export function botSlack(client: webApi.WebClient, budget?: SlackBudget): BotSlack {
+  const first = <T>(spec: Omit<BudgetedCall, 'priority'>, call: () => Promise<T>) =>
+    budget ? budget.call({ ...spec, priority: 'card' }, call) : call();
+  const decorate = async (
+    spec: Omit<BudgetedCall, 'priority'>,
+    key: string,
+    call: () => Promise<unknown>,
+  ) => {
+    if (budget) await budget.decorate({ ...spec, key }, call);
+    else await call();
+  };
   return {
     async ephemeral(to, text) {
-      await client.chat.postEphemeral({
-        channel: to.channel,
-        user: to.user,
-        text,
-        ...(to.threadTs ? { thread_ts: to.threadTs } : {}),
-      });
+      await first({ method: 'chat.postEphemeral' }, () =>
+        client.chat.postEphemeral({
+          channel: to.channel,
+          user: to.user,
+          text,
+          ...(to.threadTs ? { thread_ts: to.threadTs } : {}),
+        }),
+      );
     },
     async permalink(channel, ts, waitMs = 1_000) {
-      const reply = await within(client.chat.getPermalink({ channel, message_ts: ts }), waitMs);
+      const reply = await within(
+        first({ method: 'chat.getPermalink' }, () => client.chat.getPermalink({ channel, message_ts: ts })),
+        waitMs,
+      );
       const parsed = permalinkReply.safeParse(reply);
       return parsed.success ? parsed.data.permalink : undefined;
     },
     async updateMessage(channel, ts, message) {
-      await client.chat.update({ channel, ts, text: message.text, blocks: message.blocks });
+      await first({ method: 'chat.update' }, () =>
+        client.chat.update({ channel, ts, text: message.text, blocks: message.blocks }),
+      );
     },
     async openView(triggerId, view) {
-      await client.views.open({ trigger_id: triggerId, view });
+      await first({ method: 'views.open' }, () => client.views.open({ trigger_id: triggerId, view }));
     },
     async publishHome(userId, blocks) {
-      await client.views.publish({ user_id: userId, view: { type: 'home', blocks } });
+      await first({ method: 'views.publish' }, () =>
+        client.views.publish({ user_id: userId, view: { type: 'home', blocks } }),
+      );
     },
     async groupMembers(groupId) {
-      return membersReply.parse(await client.usergroups.users.list({ usergroup: groupId })).users;
+      // A click waits on it: in line with the cards.
+      return membersReply.parse(
+        await first({ method: 'usergroups.users.list' }, () =>
+          client.usergroups.users.list({ usergroup: groupId }),
+        ),
+      ).users;
+    },
+    lookupByEmail(email) {
+      // A click may wait on it (an on-call cache miss): in line with the cards.
+      return first({ method: 'users.lookupByEmail' }, () => client.users.lookupByEmail({ email }));
     },
     async setSuggestedPrompts(channel, threadTs, prompts, title) {
-      await client.assistant.threads.setSuggestedPrompts({
-        channel_id: channel,
-        thread_ts: threadTs,
-        prompts: prompts.map((p) => ({ title: p.title, message: p.message })),
-        ...(title ? { title } : {}),
-      });
+      await decorate(
+        { method: 'assistant.threads.setSuggestedPrompts' },
+        `${channel} ${threadTs} prompts`,
+        () =>
+          client.assistant.threads.setSuggestedPrompts({
+            channel_id: channel,
+            thread_ts: threadTs,
+            prompts: prompts.map((p) => ({ title: p.title, message: p.message })),
+            ...(title ? { title } : {}),
+          }),
+      );
     },
     async setThreadTitle(channel, threadTs, title) {
-      await client.assistant.threads.setTitle({ channel_id: channel, thread_ts: threadTs, title });
+      await decorate({ method: 'assistant.threads.setTitle' }, `${channel} ${threadTs} title`, () =>
+        client.assistant.threads.setTitle({ channel_id: channel, thread_ts: threadTs, title }),
+      );
     },
     async isMember(channel, userId) {
       let cursor: string | undefined;
       for (let page = 0; page < MEMBER_PAGES; page++) {
         const reply = conversationMembersReply.parse(
-          await client.conversations.members({ channel, limit: 1000, ...(cursor ? { cursor } : {}) }),
+          await first({ method: 'conversations.members' }, () =>
+            client.conversations.members({ channel, limit: 1000, ...(cursor ? { cursor } : {}) }),
+          ),
         );
         if (reply.members.includes(userId)) return true;
         cursor = reply.response_metadata?.next_cursor;

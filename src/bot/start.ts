@@ -2,16 +2,20 @@ import type { Server } from 'node:http';
 import { loadEnv } from '../config/env.js';
 import { loadPolicy } from '../config/policy.js';
 import { configuredSecrets } from '../config/policy-env.js';
-import { redisTarget } from '../config/redis-target.js';
+import { redisTarget, targetVariable } from '../config/redis-target.js';
 import { createLogger, secretRedactor } from '../log/logger.js';
 import { startProbeServer } from '../metrics/http.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { refuseClusterNode } from '../queue/cluster-node-check.js';
 import { createRedisConnection, createRunsQueue } from '../queue/index.js';
+import { isConnectionError, reportRedisOutages } from '../queue/outage-log.js';
 import { createStore } from '../store/index.js';
+import type { RunTracer } from '../telemetry/run-tracer.js';
+import { startTelemetry } from '../telemetry/sdk.js';
 import { metricsFor } from '../worker/start.js';
 import { createBotApp } from './app.js';
-import { botReadiness } from './health.js';
+import { botReadiness, botReadinessReasons } from './health.js';
+import { namedSlackError } from './startup-failure.js';
 
 const DAY_MS = 86_400_000;
 /** Longest graceful shutdown before the process exits anyway. */
@@ -20,6 +24,8 @@ export const BOT_SHUTDOWN_LIMIT_MS = 10_000;
 export interface StartBotOptions {
   /** Share the registry of another part of the process (`npm start`); else the bot makes its own. */
   metrics?: Metrics;
+  /** A tracer made already (null: tracing off); else the bot starts one when OTEL_* asks for it. */
+  telemetry?: RunTracer | null;
 }
 
 /**
@@ -33,20 +39,16 @@ export interface StartBotOptions {
 export async function startBot(options: StartBotOptions = {}) {
   const env = loadEnv(process.env, { need: 'bot' });
   const policy = await loadPolicy(env.LOOPGATE_CONFIG);
-  const logger = createLogger({
-    level: env.LOG_LEVEL,
-    service: 'loopgate-bot',
-    secrets: secretRedactor(configuredSecrets(policy, process.env)),
-  });
+  const secrets = secretRedactor(configuredSecrets(policy, process.env));
+  const logger = createLogger({ level: env.LOG_LEVEL, service: 'loopgate-bot', secrets });
+  const telemetry =
+    options.telemetry === undefined
+      ? startTelemetry({ service: 'loopgate-bot', env: process.env, logger, redact: secrets.text })
+      : options.telemetry;
   const redis = redisTarget(env);
   const storeRedis = createRedisConnection(redis, 'store');
   const producer = createRedisConnection(redis, 'producer');
-  for (const [role, connection] of [
-    ['store', storeRedis],
-    ['producer', producer],
-  ] as const) {
-    connection.on('error', (err: Error) => logger.warn({ err, role }, 'redis connection error'));
-  }
+  reportRedisOutages([storeRedis, producer], redis, logger);
   await refuseClusterNode(storeRedis);
   const store = createStore(storeRedis, {
     prefix: env.LOOPGATE_PREFIX,
@@ -56,7 +58,9 @@ export async function startBot(options: StartBotOptions = {}) {
     waitTimeoutMs: env.REDIS_WAIT_TIMEOUT_MS,
   });
   const queue = createRunsQueue(producer, env.LOOPGATE_PREFIX);
-  queue.on('error', (err: Error) => logger.warn({ err }, 'runs queue error'));
+  queue.on('error', (err: Error) => {
+    if (!isConnectionError(err)) logger.warn({ err }, 'runs queue error');
+  });
   const metrics = options.metrics ?? metricsFor(store, queue);
 
   const bot = await createBotApp({
@@ -66,19 +70,27 @@ export async function startBot(options: StartBotOptions = {}) {
     queue,
     logger,
     metrics,
+    ...(telemetry ? { telemetry } : {}),
+  }).catch((err: unknown) => {
+    // auth.test of the bot token runs while the app is created.
+    throw namedSlackError(err, 'SLACK_BOT_TOKEN');
   });
   let probes: Server | undefined;
   if (env.BOT_METRICS_PORT !== 0) {
     probes = await startProbeServer({
       registry: metrics.registry,
       readiness: botReadiness([storeRedis, producer], queue),
+      reasons: botReadinessReasons(targetVariable(redis)),
+      // Not a readiness matter: such a worker takes jobs; its operator should know it is unwatched.
+      details: async () => ({ workersWithoutMetrics: await store.workerNotices.withoutMetrics() }),
       port: env.BOT_METRICS_PORT,
       portVariable: 'BOT_METRICS_PORT',
     });
   }
   const { port } = await bot.start().catch((err: unknown) => {
     probes?.close();
-    throw err;
+    // Starting opens the Socket Mode connection with the app-level token.
+    throw env.SLACK_APP_TOKEN !== undefined ? namedSlackError(err, 'SLACK_APP_TOKEN') : err;
   });
   logger.info(
     { port, metricsPort: env.BOT_METRICS_PORT, mode: bot.mode, policy: policy.source },
@@ -94,9 +106,11 @@ export async function startBot(options: StartBotOptions = {}) {
       await queue.close();
       // A connection that is already down has nothing left to flush.
       await Promise.allSettled([storeRedis.quit(), producer.quit()]);
+      // The spans still buffered are sent before the process exits.
+      await telemetry?.shutdown().catch((err: unknown) => logger.warn({ err }, 'traces not flushed'));
       logger.info({}, 'loopgate bot stopped');
     })();
     return stopped;
   };
-  return { bot, port, logger, metrics, stop };
+  return { bot, port, logger, metrics, telemetry, stop };
 }

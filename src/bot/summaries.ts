@@ -68,7 +68,7 @@ export async function approvalsFor(
 ): Promise<ApprovalRecord[]> {
   const pending = await ctx.store.approvals.listPending(ctx.clock.now(), 100);
   const verdicts = await Promise.all(
-    pending.map((approval) => mayDecide(ctx.policy, approval, userId, 'approve', ctx.groups)),
+    pending.map((approval) => mayDecide(ctx.policy, approval, userId, 'approve', ctx)),
   );
   return pending.filter((_, i) => verdicts[i]?.ok).slice(0, limit);
 }

@@ -13,6 +13,16 @@ import { write } from './format.js';
 
 export const COMMANDS: readonly CommandEntry[] = [
   {
+    name: 'init',
+    summary: 'write .env and a starter loopgate.yaml (Socket Mode by default; flags or prompts)',
+    load: async () => (await import('./commands/init.js')).initCommand,
+  },
+  {
+    name: 'doctor',
+    summary: 'check the configuration against the real workspace, model, MCP servers and Redis',
+    load: async () => (await import('./commands/doctor.js')).doctorCommand,
+  },
+  {
     name: 'runs',
     summary: 'list recent runs (of a channel, of a requester, or everywhere)',
     load: async () => (await import('./commands/runs.js')).runsCommand,
@@ -44,8 +54,20 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     name: 'policy',
-    summary: "policy test <tool> '<json args>': which rule decides such a call, and why",
+    summary:
+      "policy test <tool> '<json args>': which rule decides such a call, and why; policy replay: what a proposed policy would have decided",
     load: async () => (await import('./commands/policy.js')).policyCommand,
+  },
+  {
+    name: 'model',
+    summary: "model check: does the model endpoint accept the policy's tools, and which schema form",
+    load: async () => (await import('./commands/model.js')).modelCommand,
+  },
+  {
+    name: 'shadow',
+    summary:
+      'shadow report: what people would have decided on calls in shadow mode, and allow rules they support',
+    load: async () => (await import('./commands/shadow.js')).shadowCommand,
   },
   {
     name: 'mcp',
@@ -63,7 +85,7 @@ in the working directory, like the bot and the workers).
 Commands:
 ${COMMANDS.map((c) => `  ${c.name.padEnd(14)}${c.summary}`).join('\n')}
 
-Run 'loopgate <command> --help' for a command's options.
+Run 'loopgate <command> --help' for a command's options, 'loopgate --version' for the version.
 Exit status: 0 ok, 1 error, 2 wrong usage.`;
 
 export interface CliIo {
@@ -75,6 +97,11 @@ export interface CliIo {
 
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const [name, ...rest] = argv;
+  if (name === '--version' || name === '-v' || name === 'version') {
+    const { loopgateVersion } = await import('./version.js');
+    await write(io.stdout, `loopgate ${loopgateVersion()}\n`);
+    return EXIT.ok;
+  }
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     const topic = name === 'help' ? COMMANDS.find((c) => c.name === rest[0]) : undefined;
     const text = topic ? (await topic.load()).help : MAIN_HELP;

@@ -64,9 +64,14 @@ export function mcpListingText(listing: McpListing): string {
         ? `    ${name}: connected, ${s.tools} tools listed, version ${s.version ?? '-'}`
         : `    ${name}: ${s.state}${s.error ? ` (${shorten(s.error, 200)})` : ''}`,
     );
+    if (s.cut > 0) {
+      lines.push(
+        `    note: ${s.cut} of ${name}'s tools are cut (not offered to the model): the MCP tools together passed mcp.maxTools or mcp.maxToolChars`,
+      );
+    }
     for (const row of listing.tools.filter((r) => r.server === name)) {
       lines.push(
-        row.decision
+        row.decision && row.refused === null
           ? `      ${row.name.padEnd(40)} ${row.decision.effect.padEnd(6)} ${row.decision.source}: ${row.decision.why}`
           : `      ${row.name.padEnd(40)} refused: ${shorten(row.refused ?? '', 300)}`,
       );

@@ -3,14 +3,19 @@
  * custom modules included), who approves each gated one, and the run budgets with the engine's defaults
  * filled in.
  */
+
 import { askToolName } from '../agents/ask-tool.js';
+import type { ApproverEntry, Approvers } from '../approvers/approvers.js';
+import { approversWords, entriesText } from '../approvers/words.js';
 import type { AgentsSettings } from '../config/agents.js';
 import type { Policy } from '../config/policy.js';
 import { approversFor, limitsFromPolicy } from '../config/policy-limits.js';
+import { shadowReason } from '../config/shadow-mode.js';
 import { DEFAULT_AGENT_DEPTH, DEFAULT_PARALLEL_AGENTS } from '../loop/delegate.js';
 import type { AnyTool } from '../loop/types.js';
 import { ruleLines } from '../policy/describe.js';
 import { rulesFor } from '../policy/gate.js';
+import { describeLimits, type SlackRateLimits } from '../slack/rate/limits.js';
 import { duration } from './format.js';
 
 export interface PolicySummary {
@@ -21,11 +26,20 @@ export interface PolicySummary {
   tools: Array<{
     name: string;
     effect: AnyTool['effect'];
-    approvers: { users: string[]; groups: string[] } | null;
+    approvers: Approvers | null;
     /** The tool's rules in order, each in words (first match wins; none matching: ask `approvers`). */
     rules: string[];
+    /** Gated tools: `shadow` when its calls never run (src/config/shadow-mode.ts); null for reads. */
+    mode: 'enforce' | 'shadow' | null;
   }>;
-  approvals: { approvers: string[]; selfApproval: boolean; expiresAfterMinutes: number };
+  approvals: {
+    approvers: ApproverEntry[];
+    selfApproval: boolean;
+    expiresAfterMinutes: number;
+    mode: 'enforce' | 'shadow';
+  };
+  /** Channels whose calls are all in shadow mode (channels.shadow). */
+  shadowChannels: string[];
   budgets: {
     maxSteps: number;
     deadlineSeconds: number;
@@ -36,6 +50,8 @@ export interface PolicySummary {
   };
   /** Empty: every channel the bot is invited to. */
   channels: string[];
+  /** The Slack rate budgets in force (src/slack/rate). */
+  slackRateLimits: SlackRateLimits;
   /** Sub-agents, each offered to the model as `tool`. */
   agents: Array<{
     name: string;
@@ -62,8 +78,10 @@ export function summarisePolicy(policy: Policy, tools: ReadonlyMap<string, AnyTo
       effect: tool.effect,
       approvers: tool.effect === 'read' ? null : approversFor(policy, tool.name),
       rules: ruleLines(tool.name, rulesFor(policy, tool.name)),
+      mode: tool.effect === 'read' ? null : shadowReason(policy, tool.name) ? 'shadow' : 'enforce',
     })),
     approvals: { ...policy.approvals },
+    shadowChannels: [...policy.channels.shadow],
     budgets: {
       maxSteps: limits.maxSteps,
       deadlineSeconds: limits.deadlineMs / 1_000,
@@ -73,6 +91,7 @@ export function summarisePolicy(policy: Policy, tools: ReadonlyMap<string, AnyTo
       toolTimeoutSeconds: limits.toolTimeoutMs / 1_000,
     },
     channels: [...policy.channels.allow],
+    slackRateLimits: { ...policy.slack.rateLimits },
     agents: Object.entries(policy.agents).map(([name, a]) => ({
       name,
       tool: askToolName(name),
@@ -109,18 +128,32 @@ function agentLines(s: PolicySummary): string[] {
 }
 
 export function summaryText(s: PolicySummary): string {
-  const approvers = (a: { users: string[]; groups: string[] }) =>
-    [...a.users, ...a.groups].join(', ') || '(nobody: calls cannot be approved)';
+  const approvers = (a: Approvers) => approversWords(a) || '(nobody: calls cannot be approved)';
   const b = s.budgets;
   const lines = [
     `OK: ${s.source}`,
     `  model:     ${s.model ?? '(OPENAI_MODEL from the environment)'}`,
     `  channels:  ${s.channels.length === 0 ? 'every channel the bot is in' : s.channels.join(', ')}`,
-    `  approvers: ${s.approvals.approvers.join(', ') || '(none by default)'}; self-approval ${s.approvals.selfApproval ? 'allowed' : 'refused'}; approvals expire after ${s.approvals.expiresAfterMinutes} min`,
+    `  approvers: ${entriesText(s.approvals.approvers) || '(none by default)'}; self-approval ${s.approvals.selfApproval ? 'allowed' : 'refused'}; approvals expire after ${s.approvals.expiresAfterMinutes} min`,
+    ...(s.approvals.mode === 'shadow' || s.shadowChannels.length > 0
+      ? [
+          `  shadow:    ${[
+            s.approvals.mode === 'shadow'
+              ? 'approvals.mode is shadow (no gated call runs unless its tool says mode: enforce)'
+              : '',
+            s.shadowChannels.length > 0
+              ? `every call asked in ${s.shadowChannels.join(', ')} is shadowed`
+              : '',
+          ]
+            .filter(Boolean)
+            .join('; ')}`,
+        ]
+      : []),
     `  budgets:   ${b.maxSteps} steps, ${duration(b.deadlineSeconds * 1_000)} active time, ${b.maxTokens} tokens, $${b.maxCostUsd}; stop after ${b.maxConsecutiveToolErrors} failed tool calls in a row; tool timeout ${b.toolTimeoutSeconds} s`,
+    `  Slack rate budgets (shared by every process; raise with slack.rateLimits): ${describeLimits(s.slackRateLimits).join('; ')}`,
     `  tools (${s.tools.length}):`,
     ...s.tools.flatMap((t) => [
-      `    ${t.name.padEnd(20)} ${t.effect.padEnd(6)}${t.approvers ? ` approvers: ${approvers(t.approvers)}` : ''}`.trimEnd(),
+      `    ${t.name.padEnd(20)} ${t.effect.padEnd(6)}${t.approvers ? ` approvers: ${approvers(t.approvers)}` : ''}${t.mode === 'shadow' ? ' [SHADOW: calls never run]' : ''}`.trimEnd(),
       ...t.rules.map((line) => `      ${line}`),
       ...(t.rules.length > 0
         ? [`      otherwise: ask ${approvers(t.approvers ?? { users: [], groups: [] })}`]

@@ -2,7 +2,8 @@
  * A run's trace as terminal text: the run, its steps with tool calls (effect, duration, arguments,
  * results cut to `maxChars`), the approvals with their execution ledger, and the answer or stop reason.
  */
-import type { AgentLink, RunState } from '../loop/types.js';
+import { increaseText } from '../loop/budget-extension.js';
+import type { AgentLink, BudgetAsk, BudgetExtension, RunState } from '../loop/types.js';
 import {
   compactionSentence,
   type TraceCompaction,
@@ -31,6 +32,10 @@ export interface TraceReport {
     cancelRequest: { by: string; at: number } | null;
     /** Set on a sub-agent's run: whose call it answers. */
     agent?: AgentLink;
+    /** More budget people granted (budgets.extend), oldest first; absent: none. */
+    extensions?: BudgetExtension[];
+    /** The ask for more budget the run waits on; absent or null: none. */
+    budgetAsk?: BudgetAsk | null;
   };
   steps: TraceStep[];
   /** Compactions of the run's history, each after the step it followed. */
@@ -117,7 +122,7 @@ export function traceText(report: TraceReport, maxChars: number): string {
     `Run ${run.runId}: ${run.status}${run.stopReason ? ` (${run.stopReason})` : ''}`,
     `  requester ${run.requester}, channel ${run.slack.teamId}/${run.slack.channelId}, thread ${run.slack.threadTs}`,
     `  created ${utc(run.createdAt)}, updated ${utc(run.updatedAt)}${run.finishedAt ? `, finished ${utc(run.finishedAt)}` : ''}`,
-    `  ${run.step} model calls, ${usage.inputTokens} input + ${usage.outputTokens} output tokens, $${usage.costUsd.toFixed(4)}, active ${duration(usage.activeMs)}`,
+    `  ${run.step} model calls, ${usage.inputTokens} input${usage.cachedInputTokens ? ` (${usage.cachedInputTokens} cached)` : ''} + ${usage.outputTokens} output tokens, $${usage.costUsd.toFixed(4)}, active ${duration(usage.activeMs)}`,
   ];
   if (run.cancelRequest)
     lines.push(`  cancel requested by ${run.cancelRequest.by} at ${utc(run.cancelRequest.at)}`);
@@ -125,6 +130,9 @@ export function traceText(report: TraceReport, maxChars: number): string {
     lines.push(
       `  sub-agent ${run.agent.name} (depth ${run.agent.depth}) answering call ${run.agent.parentToolCallId} of run ${run.agent.parentRunId}`,
     );
+  }
+  for (const g of run.extensions ?? []) {
+    lines.push(`  budget extended (${g.reason}) by ${g.by} at ${utc(g.at)}: ${increaseText(g.added)}`);
   }
   lines.push('', `Question: ${shorten(run.question, maxChars)}`, '');
   if (report.steps.length === 0) lines.push('No model calls yet.');
@@ -146,7 +154,13 @@ export function traceText(report: TraceReport, maxChars: number): string {
   if (run.stopReason !== null && run.stopReason !== 'completed') {
     lines.push(`Stopped: ${run.stopReason}${run.stopMessage ? `: ${run.stopMessage}` : ''}`);
   } else if (run.stopReason === null) {
-    lines.push(run.status === 'awaiting_approval' ? waitingText(report) : 'Not finished yet.');
+    lines.push(
+      run.budgetAsk
+        ? `Waiting for more budget (${run.budgetAsk.reason}): ${increaseText(run.budgetAsk.offer)}?`
+        : run.status === 'awaiting_approval'
+          ? waitingText(report)
+          : 'Not finished yet.',
+    );
   }
   if (report.feedback.length > 0) {
     lines.push('', 'Feedback:');

@@ -177,6 +177,29 @@ const VARS = {
     schema: integer(1, 2_000).default(500),
     expected: 'milliseconds WAIT may block for REDIS_WAIT_REPLICAS, an integer from 1 to 2000, default 500',
   }),
+  // OpenTelemetry's own variables (src/telemetry): checked here so a typo fails at start-up by name.
+  OTEL_EXPORTER_OTLP_ENDPOINT: spec({
+    schema: z.url({ protocol: HTTP }).optional(),
+    expected:
+      'optional; the OTLP/HTTP base URL traces are sent to (e.g. http://otel-collector:4318); unset: no traces',
+  }),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: spec({
+    schema: z.url({ protocol: HTTP }).optional(),
+    expected: 'optional; the full OTLP/HTTP traces URL (e.g. http://otel-collector:4318/v1/traces)',
+  }),
+  OTEL_EXPORTER_OTLP_HEADERS: spec({
+    schema: z.string().optional(),
+    expected: 'optional; headers of the OTLP requests, key=value pairs separated by commas',
+    secret: true,
+  }),
+  OTEL_SERVICE_NAME: spec({
+    schema: z.string().min(1).optional(),
+    expected: 'optional; service.name of the spans, default loopgate-bot, loopgate-worker or loopgate',
+  }),
+  OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: spec({
+    schema: z.enum(['true', 'false']).default('false'),
+    expected: 'true or false (default): record message contents (question, tool arguments, answer) in spans',
+  }),
 } as const;
 
 export type VarName = keyof typeof VARS;
@@ -286,12 +309,18 @@ function validate(
 }
 
 /**
- * Copies the dotenv file's values into `target` for keys it lacks (the real environment wins); a missing
- * file is fine. Secrets the policy names resolve the same way afterwards.
+ * Copies the dotenv file's values into `target` for keys it lacks or holds empty (the real environment
+ * wins unless its value is empty); a missing file is fine. Secrets the policy names resolve the same way afterwards.
  * @throws ConfigError naming the file when it exists but cannot be read.
  */
 export function fillFromDotenv(target: Record<string, string | undefined>, path = '.env'): void {
-  const result = loadDotenvFile({ path, processEnv: target, override: false, quiet: true });
+  // An empty variable counts as unset, here too: `export SLACK_BOT_TOKEN=` in a shell must not hide the
+  // file's value and make start-up call a variable the file sets "required".
+  const fromFile: Record<string, string> = {};
+  const result = loadDotenvFile({ path, processEnv: fromFile, override: false, quiet: true });
+  for (const [key, value] of Object.entries(fromFile)) {
+    if (target[key] === undefined || target[key] === '') target[key] = value;
+  }
   if (result.error && result.error.code !== 'ENOENT') {
     throw new ConfigError('environment', [
       { key: path, problem: `cannot read this dotenv file (${result.error.message})` },

@@ -1,7 +1,10 @@
 /** What the policy means for the engine (run limits) and for the bot (who may approve a tool). */
+
+import { type ApproverEntry, type Approvers, parseApprovers } from '../approvers/approvers.js';
 import { DEFAULT_LIMITS } from '../loop/state.js';
 import type { ContextLimits, ModelPrice, RetryPolicy, RunLimits } from '../loop/types.js';
-import { mcpApprovers } from '../mcp/settings.js';
+import { mcpApprovers, mcpMode, ownValue } from '../mcp/settings.js';
+import { extendLimits } from './budget-extend.js';
 import { contextTokensOf } from './model-windows.js';
 import type { Policy } from './policy.js';
 
@@ -30,8 +33,16 @@ export function contextLimitsFromPolicy(policy: Policy, model = ''): ContextLimi
   };
 }
 
-function toPrice(p: { input_per_mtok: number; output_per_mtok: number }): ModelPrice {
-  return { inputPerMTok: p.input_per_mtok, outputPerMTok: p.output_per_mtok };
+function toPrice(p: {
+  input_per_mtok: number;
+  output_per_mtok: number;
+  cached_input_per_mtok?: number | undefined;
+}): ModelPrice {
+  return {
+    inputPerMTok: p.input_per_mtok,
+    outputPerMTok: p.output_per_mtok,
+    ...(p.cached_input_per_mtok === undefined ? {} : { cachedInputPerMTok: p.cached_input_per_mtok }),
+  };
 }
 
 /**
@@ -71,17 +82,11 @@ export function limitsFromPolicy(policy: Policy, model?: string): RunLimits {
     ...(b.toolTimeoutSeconds === undefined ? {} : { toolTimeoutMs: b.toolTimeoutSeconds * 1000 }),
     ...(b.maxAgentDepth === undefined ? {} : { maxAgentDepth: b.maxAgentDepth }),
     ...(b.maxParallelAgents === undefined ? {} : { maxParallelAgents: b.maxParallelAgents }),
+    ...(b.extend === undefined ? {} : { extend: extendLimits(b.extend) }),
     prices,
     defaultPrice,
     context: contextLimitsFromPolicy(policy, model),
   };
-}
-
-export interface Approvers {
-  /** Slack user ids (U…, W…). */
-  users: string[];
-  /** Slack user group ids (S…); membership is resolved by the caller. */
-  groups: string[];
 }
 
 /**
@@ -92,8 +97,7 @@ export interface Approvers {
  */
 export function approversFor(policy: Policy, toolName: string): Approvers {
   const own = ownApprovers(policy, toolName);
-  const ids = own ?? policy.approvals.approvers;
-  return { users: ids.filter((id) => !id.startsWith('S')), groups: ids.filter((id) => id.startsWith('S')) };
+  return parseApprovers(own ?? policy.approvals.approvers);
 }
 
 /**
@@ -106,10 +110,26 @@ export function retryFor(policy: Policy, toolName: string): RetryPolicy | undefi
   return policy.custom.find((entry) => entry.name === toolName)?.retry;
 }
 
-function ownApprovers(policy: Policy, toolName: string): string[] | undefined {
-  const tools = policy.tools as Record<string, { approvers?: string[] } | undefined>;
+function ownApprovers(policy: Policy, toolName: string): ApproverEntry[] | undefined {
+  const tools = policy.tools as Record<string, { approvers?: ApproverEntry[] } | undefined>;
   if (Object.hasOwn(tools, toolName)) return tools[toolName]?.approvers;
   const mcp = mcpApprovers(policy.mcp, toolName);
   if (mcp) return mcp;
   return policy.custom.find((entry) => entry.name === toolName)?.approvers;
+}
+
+/**
+ * The `mode` the policy sets on `toolName` itself (built-in settings, MCP tool or server, or custom
+ * entry), or undefined; src/config/shadow-mode.ts adds `approvals.mode` and `channels.shadow`.
+ */
+export function ownModeOf(
+  policy: Pick<Policy, 'tools' | 'custom' | 'mcp'>,
+  toolName: string,
+): 'enforce' | 'shadow' | undefined {
+  const tools = policy.tools as Record<string, { mode?: 'enforce' | 'shadow' } | undefined>;
+  const builtIn = ownValue(tools, toolName);
+  if (builtIn) return builtIn.mode;
+  const mcp = mcpMode(policy.mcp, toolName);
+  if (mcp) return mcp;
+  return policy.custom.find((entry) => entry.name === toolName)?.mode;
 }

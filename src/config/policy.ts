@@ -8,9 +8,13 @@ import { readFile, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
+import { type ApproverEntry, approverList, toolApprovers } from '../approvers/approvers.js';
+import { SCHEMA_FORMS } from '../loop/schema-forms.js';
 import { mcpApproverProblems, mcpSettings } from '../mcp/settings.js';
-import { ruleProblems } from '../policy/checks.js';
+import { freezeProblems, ruleProblems } from '../policy/checks.js';
+import { freezesSection } from '../policy/freezes.js';
 import { approvalsRuleKeys, rulesSection } from '../policy/rules.js';
+import { PACKAGE_NAME, resolvePackage } from '../tools/custom/resolve-package.js';
 import { httpGetSettings } from '../tools/http-get.js';
 import { httpRequestSettings } from '../tools/http-request.js';
 import { pageOncallSettings } from '../tools/page-oncall.js';
@@ -18,8 +22,9 @@ import { postMessageSettings } from '../tools/post-message.js';
 import { prometheusSettings } from '../tools/prometheus-query.js';
 import { runActionSettings } from '../tools/run-action/action-settings.js';
 import { runbookSettings } from '../tools/runbooks/runbook-settings.js';
-import { approverList, envVarName, toolApprovers, toolRetry } from '../tools/settings.js';
+import { type AllowEntrySettings, allowEntry, envVarName, toolMode, toolRetry } from '../tools/settings.js';
 import { agentReferenceProblems, agentsSection } from './agents.js';
+import { budgetExtendProblems, budgetExtendSection } from './budget-extend.js';
 import { ConfigError, type ConfigProblem } from './errors.js';
 import { missingSecrets } from './policy-env.js';
 import { problemsOf } from './policy-problems.js';
@@ -27,6 +32,11 @@ import { problemsOf } from './policy-problems.js';
 const price = z.strictObject({
   input_per_mtok: z.number({ error: 'expected US dollars per million input tokens' }).min(0),
   output_per_mtok: z.number({ error: 'expected US dollars per million output tokens' }).min(0),
+  /** Input tokens the server read from its prompt cache; default `input_per_mtok`. */
+  cached_input_per_mtok: z
+    .number({ error: 'expected US dollars per million cached input tokens' })
+    .min(0)
+    .optional(),
 });
 
 /** The design's short form `prices: { input_per_mtok, output_per_mtok }` is the price of `model.name`. */
@@ -67,6 +77,17 @@ const modelSection = z.preprocess(
       .max(95, { error: 'expected at most 95' })
       .default(70),
     prices: z.record(z.string().min(1), price).default({}),
+    /**
+     * The form tools' schemas are offered in (src/loop/schema-forms.ts): `standard` as zod makes them,
+     * `strict` for OpenAI's strict mode, `lenient` without length, pattern and format limits (for
+     * grammar-constrained servers such as llama.cpp). A server refusing the schemas gets `lenient`
+     * automatically. Arguments are always validated against the full schema.
+     */
+    schemas: z
+      .enum(SCHEMA_FORMS, { error: `expected one of ${SCHEMA_FORMS.join(', ')}` })
+      .default('standard'),
+    /** Sent as `parallel_tool_calls`; false for servers or models that mishandle several calls at once. */
+    parallelToolCalls: z.boolean({ error: 'expected true or false' }).default(true),
     /** Price of a model missing from `prices`; default the most expensive listed one. */
     defaultPrice: price.optional(),
     /**
@@ -120,6 +141,8 @@ const budgetsSection = z.strictObject({
   maxAgentDepth: positiveInt(5).optional(),
   /** Sub-agent calls of one reply started at once (default 4). */
   maxParallelAgents: positiveInt(16).optional(),
+  /** More budget as a decision: a run that uses a budget up asks a person (src/config/budget-extend.ts). */
+  extend: budgetExtendSection.optional(),
 });
 
 const approvalsSection = z.strictObject({
@@ -127,6 +150,15 @@ const approvalsSection = z.strictObject({
   /** May the person who asked approve their own run's calls? */
   selfApproval: z.boolean({ error: 'expected true or false' }).default(false),
   expiresAfterMinutes: positiveInt(10_080).default(60),
+  /** `shadow`: no gated call runs; cards ask what people would decide (a tool's own `mode` wins). */
+  mode: toolMode.default('enforce'),
+  /** How long who is on call (PagerDuty, Opsgenie) is trusted before it is asked again; shared in Redis. */
+  oncallCacheSeconds: z
+    .number({ error: 'expected seconds' })
+    .int({ error: 'expected whole seconds' })
+    .min(5, { error: 'expected at least 5 seconds' })
+    .max(900, { error: 'expected at most 900 seconds (15 minutes): on-call changes must show soon' })
+    .default(60),
   /** Reminders, escalation and trusted tools (src/policy/rules.ts). */
   ...approvalsRuleKeys,
 });
@@ -140,6 +172,8 @@ const channelsSection = z.strictObject({
   allow: z.array(channelId).default([]),
   /** Extra system-prompt text per channel id. */
   prompt: z.record(channelId, z.string().max(4000)).default({}),
+  /** Runs asked from these channels are in shadow mode whatever the tools' modes say. */
+  shadow: z.array(channelId).default([]),
 });
 
 /** Bounds on what people send, so one person or one thread cannot flood the model or the queue. */
@@ -160,8 +194,21 @@ const suggestedPrompt = z.strictObject({
   message: z.string().trim().min(1).max(2_000),
 });
 
+/**
+ * Slack's rate limits loopgate budgets for, shared by all its processes (src/slack/rate). Slack's
+ * documented ones by default; raise them when Slack granted the app more.
+ */
+const rateLimitsSection = z.strictObject({
+  tier2PerMinute: positiveInt(10_000).default(20),
+  tier3PerMinute: positiveInt(10_000).default(50),
+  tier4PerMinute: positiveInt(10_000).default(100),
+  postsPerMinutePerChannel: positiveInt(10_000).default(60),
+});
+
 /** Slack surfaces. */
 const slackSection = z.strictObject({
+  /** The Slack rate budgets in force (docs/operations.md, "Slack rate limits"). */
+  rateLimits: rateLimitsSection.default(() => rateLimitsSection.parse({})),
   /**
    * Prompts offered when someone opens a new thread in loopgate's agent pane (at most 4 each, Slack's
    * limit): `channel` while they look at a channel, `dm` otherwise. Empty lists: none are offered.
@@ -193,46 +240,78 @@ const toolsSection = z.strictObject({
 /** Built-in tool keys of `tools:`; `search_runbooks` enables `read_runbook` too. */
 export const TOOL_KEYS = Object.keys(toolsSection.shape) as Array<keyof typeof toolsSection.shape>;
 
+/** A `custom:` string names a file when it looks like one (`./x.ts`, `/a/x.js`, `x.mjs`), else a package. */
+const looksLikePath = (text: string) =>
+  text.startsWith('.') || text.startsWith('/') || /\.[cm]?[jt]s$/.test(text) || !PACKAGE_NAME.test(text);
+
 /**
- * `./tools/x.ts`, or `{ path, name, approvers }` to give that tool its own approvers; `name` must equal
- * the loaded tool's name (checked when the tools are built).
+ * `./tools/x.ts` or `@acme/loopgate-tools`, or `{ path | package, name, approvers, retry, allow }`: `name`
+ * gives that tool of the module its own approvers and retry (it must be one of the module's tools, checked
+ * when the tools are built); `allow` is the URL allowlist of the module's `ctx.http`, as `http_get`'s.
  */
 const customEntry = z.union([
   z
     .string()
     .min(1)
-    .transform((path) => ({
-      path,
+    .transform((text) => ({
+      path: looksLikePath(text) ? text : '',
+      package: looksLikePath(text) ? undefined : (text as string | undefined),
       name: undefined as string | undefined,
-      approvers: undefined as string[] | undefined,
+      approvers: undefined as ApproverEntry[] | undefined,
       retry: undefined as z.output<typeof toolRetry> | undefined,
+      allow: [] as AllowEntrySettings[],
+      mode: undefined as z.output<typeof toolMode> | undefined,
     })),
   z
     .strictObject({
-      path: z.string().min(1),
+      path: z.string().min(1).optional(),
+      package: z.string().regex(PACKAGE_NAME, { error: 'expected an npm package name' }).optional(),
       name: z.string().min(1).optional(),
       approvers: toolApprovers.optional(),
       retry: toolRetry.optional(),
+      allow: z.array(allowEntry, { error: 'expected a list of http(s) URL prefixes' }).default([]),
+      /** `shadow`: the tool's gated calls never run (docs/approvals.md, "Shadow mode"). */
+      mode: toolMode.optional(),
+    })
+    .refine((entry) => (entry.path === undefined) !== (entry.package === undefined), {
+      error: 'give either path (a module file) or package (an installed package), not both',
+      path: ['path'],
     })
     .refine((entry) => entry.approvers === undefined || entry.name !== undefined, {
       error: 'approvers of a custom tool need its name (name: <tool name>)',
       path: ['name'],
-    }),
+    })
+    .refine((entry) => entry.mode === undefined || entry.name !== undefined, {
+      error: 'mode of a custom tool needs its name (name: <tool name>)',
+      path: ['name'],
+    })
+    .transform(({ path, ...entry }) => ({ ...entry, path: path ?? '' })),
 ]);
 
+/** The model section of a policy that has none (also what `doctor` assumes when the policy is broken). */
+export const DEFAULT_MODEL_SECTION: z.output<typeof modelSection> = {
+  prices: {},
+  fallbacks: [],
+  compactAtPercent: 70,
+  schemas: 'standard',
+  parallelToolCalls: true,
+};
+
 const policySchema = z.strictObject({
-  model: modelSection.default({ prices: {}, fallbacks: [], compactAtPercent: 70 }),
+  model: modelSection.default(DEFAULT_MODEL_SECTION),
   budgets: budgetsSection.default({}),
   approvals: approvalsSection.default(() => approvalsSection.parse({})),
-  channels: channelsSection.default({ allow: [], prompt: {} }),
+  channels: channelsSection.default({ allow: [], prompt: {}, shadow: [] }),
   inbound: inboundSection.default(() => inboundSection.parse({})),
   /** Slack surfaces: the agent pane's suggested prompts. */
   slack: slackSection.default(() => slackSection.parse({})),
   tools: toolsSection.default({}),
-  /** Paths of modules exporting a tool, relative to the policy file. */
+  /** Modules exporting tools: paths relative to the policy file, or package names (src/tools/custom). */
   custom: z.array(customEntry).default([]),
   /** MCP servers whose tools are offered as `<server>__<tool>` (src/mcp). */
   mcp: mcpSettings.optional(),
+  /** Change freezes by name: one-off and weekly windows that rules can name (src/policy/freezes.ts). */
+  freezes: freezesSection.default({}),
   /** Per gated tool, ordered rules on its arguments: allow, deny or ask whom (src/policy). */
   rules: rulesSection.default({}),
   /** Sub-agents, each offered to the model as `ask_<name>` (src/agents). */
@@ -296,6 +375,7 @@ function crossChecks(policy: ParsedPolicy): ConfigProblem[] {
     }
   }
   problems.push(...mcpApproverProblems(policy.mcp, policy.approvals.approvers));
+  problems.push(...budgetExtendProblems(policy.budgets.extend, policy.approvals.approvers));
   problems.push(
     ...ruleProblems({
       rules: policy.rules,
@@ -307,6 +387,7 @@ function crossChecks(policy: ParsedPolicy): ConfigProblem[] {
       mcp: policy.mcp,
     }),
   );
+  problems.push(...freezeProblems(policy.rules, Object.keys(policy.freezes)));
   const { escalateAfterMinutes, expiresAfterMinutes } = policy.approvals;
   if (escalateAfterMinutes !== undefined && escalateAfterMinutes >= expiresAfterMinutes) {
     problems.push({
@@ -343,8 +424,11 @@ function absolutePaths(policy: ParsedPolicy, baseDir: string): ParsedPolicy {
       ...policy.tools,
       ...(runbooks ? { search_runbooks: { ...runbooks, dir: at(runbooks.dir) } } : {}),
     },
-    custom: policy.custom.map((entry) => ({ ...entry, path: at(entry.path) })),
-    ...(policy.mcp ? { mcp: { servers: mcpPaths(policy.mcp.servers, at) } } : {}),
+    custom: policy.custom.map((entry) => ({
+      ...entry,
+      path: entry.package ? (resolvePackage(entry.package, baseDir) ?? '') : at(entry.path),
+    })),
+    ...(policy.mcp ? { mcp: { ...policy.mcp, servers: mcpPaths(policy.mcp.servers, at) } } : {}),
   };
 }
 
@@ -403,7 +487,12 @@ export function parsePolicy(yamlText: string, options: ParsePolicyOptions = {}):
     : problemsOf(parsed.error.issues, {
         knownKeys: { '(top level)': Object.keys(policySchema.shape), tools: TOOL_KEYS },
       });
-  problems.push(...missingSecrets(data, options.env ?? process.env));
+  const env = options.env ?? process.env;
+  const secrets = missingSecrets(data, env);
+  problems.push(...secrets);
+  // Defaults name variables too (an on-call source's tokenEnv): report those the file did not name.
+  const named = new Set(secrets.map((p) => p.problem));
+  if (parsed.success) problems.push(...missingSecrets(parsed.data, env).filter((p) => !named.has(p.problem)));
   if (!parsed.success || problems.length > 0) throw new ConfigError(source, problems);
   return { ...absolutePaths(parsed.data, options.baseDir ?? process.cwd()), source };
 }
@@ -415,7 +504,12 @@ async function fileProblems(policy: Policy): Promise<ConfigProblem[]> {
     problems.push({ key: 'tools.search_runbooks.dir', problem: `no directory at ${runbooks.dir}` });
   }
   for (const [i, entry] of policy.custom.entries()) {
-    if (!(await stat(entry.path).catch(() => undefined))?.isFile()) {
+    if (entry.package && entry.path === '') {
+      problems.push({
+        key: `custom[${i}]`,
+        problem: `package ${entry.package} is not installed in a node_modules folder above ${dirname(policy.source)}`,
+      });
+    } else if (!(await stat(entry.path).catch(() => undefined))?.isFile()) {
       problems.push({ key: `custom[${i}]`, problem: `no file at ${entry.path}` });
     }
   }

@@ -115,6 +115,8 @@ function decisionOf(
     ...d,
     ...(approved ? { argsHash: call.argsHash } : {}),
     ...(approved && edit ? { edited: { args: call.args, by: edit.by } } : {}),
+    // The plan the simulated approver was shown; an edited call's plan is made when it is asked again.
+    ...(approved && !edit && original.plan ? { plan: original.plan } : {}),
   };
 }
 

@@ -9,19 +9,22 @@ import { join, resolve } from 'node:path';
 import { pino } from 'pino';
 import { parseCommandLine, positiveInt } from '../cli/args.js';
 import { EXIT, UsageError } from '../cli/errors.js';
+import { loadEnvVars } from '../config/env.js';
 import { ConfigError } from '../config/errors.js';
-import { createLogger } from '../log/logger.js';
-import { createOpenAIModel } from '../loop/openai-model.js';
-import type { ModelPrice } from '../loop/types.js';
+import { modelChain } from '../config/model-knobs.js';
+import { type Policy, parsePolicy } from '../config/policy.js';
+import { createLogger, type Logger } from '../log/logger.js';
+import type { ModelPort, ModelPrice } from '../loop/types.js';
 import { RULES_MODES, type RulesMode } from './approver.js';
 import { readReport, renderComparison } from './compare.js';
 import { renderHtml } from './html.js';
+import { fillPlaceholders } from './merge.js';
 import { ORACLE_MODEL, oracleModel } from './oracle-model.js';
 import { createProgress, type ProgressOutput } from './progress.js';
 import { buildReport } from './report.js';
 import { ResultsFile, readResults } from './results.js';
 import { type EvalModel, runEval } from './runner.js';
-import { loadSuite, selectTasks } from './suite.js';
+import { CHECK_PLACEHOLDERS, type LoadedTask, loadSuite, selectTasks } from './suite.js';
 import { renderReport } from './table.js';
 
 export const HELP = `Usage: npm run eval -- [options]
@@ -81,7 +84,15 @@ function parsePrices(values: readonly string[]): Record<string, ModelPrice> {
   return prices;
 }
 
-function modelsFrom(names: readonly string[], env: EvalIo['env']): EvalModel[] {
+/** The model section of a task's policy (schemas, parallelToolCalls, fallbacks), as production reads it. */
+function taskModelPolicy(task: LoadedTask, env: EvalIo['env']): Pick<Policy, 'model'> {
+  return parsePolicy(JSON.stringify(fillPlaceholders(task.policy, CHECK_PLACEHOLDERS)), {
+    env: { EVAL_PD_ROUTING_KEY: 'check', ...env },
+    source: task.file,
+  });
+}
+
+function modelsFrom(names: readonly string[], env: EvalIo['env'], logger: Logger): EvalModel[] {
   const needKey = names.some((n) => n !== ORACLE_MODEL);
   const apiKey = env.OPENAI_API_KEY;
   if (needKey && !apiKey) {
@@ -100,12 +111,25 @@ function modelsFrom(names: readonly string[], env: EvalIo['env']): EvalModel[] {
           oracleModel(agent ? (task.spec.agentOracles[agent] ?? []) : task.spec.oracle, placeholders),
       };
     }
-    const port = createOpenAIModel({
-      apiKey: apiKey!,
-      model: name,
-      ...(env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL } : {}),
-    });
-    return { name, create: () => port };
+    // The same knobs as production: OPENAI_TIMEOUT_MS, OPENAI_MAX_RETRIES, and the task policy's model
+    // section (schema form, parallel tool calls, fallbacks).
+    const knobs = loadEnvVars(env, ['OPENAI_BASE_URL', 'OPENAI_MAX_RETRIES', 'OPENAI_TIMEOUT_MS']);
+    const modelEnv = { ...knobs, OPENAI_API_KEY: apiKey!, OPENAI_MODEL: name };
+    const ports = new Map<string, ModelPort>();
+    return {
+      name,
+      create: (task) => {
+        let port = ports.get(task.hash);
+        if (!port) {
+          port = modelChain(modelEnv, taskModelPolicy(task, env), logger, {
+            primaryName: name,
+            secrets: env,
+          });
+          ports.set(task.hash, port);
+        }
+        return port;
+      },
+    };
   });
 }
 
@@ -127,7 +151,6 @@ type Values = NonNullable<ReturnType<typeof parsed>>;
 async function run(values: Values, io: EvalIo): Promise<number> {
   const suite = await loadSuite(values.suite);
   const tasks = selectTasks(suite.tasks, values.tasks);
-  const models = modelsFrom(values.models, io.env);
   const out = resolve(values.out);
   const resultsPath = join(out, 'results.jsonl');
   const existing = values.fresh ? { records: new Map(), unreadable: 0 } : await readResults(resultsPath);
@@ -139,6 +162,7 @@ async function run(values: Values, io: EvalIo): Promise<number> {
     service: 'loopgate-eval',
     destination: pino.destination({ dest: join(out, 'eval.log'), sync: true, mkdir: true }),
   });
+  const models = modelsFrom(values.models, io.env, logger);
   const evalRun = await runEval({
     suite,
     tasks,

@@ -18,6 +18,8 @@ const stats = z.object({
   meanCostUsd: z.number(),
   meanSteps: z.number(),
   meanInputTokens: z.number(),
+  /** Of the input, tokens served from the server's prompt cache (absent in reports of older versions). */
+  meanCachedInputTokens: z.number().default(0),
   meanOutputTokens: z.number(),
   meanWallMs: z.number(),
   stopReasons: z.record(z.string(), z.number()),
@@ -75,6 +77,7 @@ function statsOf(records: readonly TrialRecord[], passHat: (number | null)[]): S
     meanCostUsd: records.length === 0 ? 0 : cost / records.length,
     meanSteps: mean(m.map((x) => x.steps)),
     meanInputTokens: mean(m.map((x) => x.inputTokens)),
+    meanCachedInputTokens: mean(m.map((x) => x.cachedInputTokens)),
     meanOutputTokens: mean(m.map((x) => x.outputTokens)),
     meanWallMs: mean(m.map((x) => x.wallMs)),
     stopReasons: count(records, (r) => [

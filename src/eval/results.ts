@@ -13,6 +13,8 @@ export const trialMetrics = z.object({
   /** Model calls over every run of the trial. */
   steps: z.number(),
   inputTokens: z.number(),
+  /** Of the input, tokens the server read from its prompt cache (absent in results of older versions). */
+  cachedInputTokens: z.number().default(0),
   outputTokens: z.number(),
   costUsd: z.number(),
   wallMs: z.number(),

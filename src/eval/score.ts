@@ -31,6 +31,7 @@ export function metricsOf(task: LoadedTask, t: Transcript): TrialMetrics {
     // A parent is charged its children's tokens and cost (src/loop/delegate.ts), not their steps.
     steps: sum((r) => r.step) + t.children.reduce((s, c) => s + c.state.step, 0),
     inputTokens: sum((r) => r.usage.inputTokens),
+    cachedInputTokens: sum((r) => r.usage.cachedInputTokens ?? 0),
     outputTokens: sum((r) => r.usage.outputTokens),
     costUsd: sum((r) => r.usage.costUsd),
     wallMs: t.wallMs,
@@ -89,6 +90,7 @@ export function errorRecord(
     metrics: {
       steps: 0,
       inputTokens: 0,
+      cachedInputTokens: 0,
       outputTokens: 0,
       costUsd: 0,
       wallMs,

@@ -22,7 +22,7 @@ import { parsePolicy } from '../config/policy.js';
 import { limitsFromPolicy } from '../config/policy-limits.js';
 import { outcomeOfChild } from '../loop/delegate.js';
 import { type RunOutcome, runUntilPause, settleAndContinue } from '../loop/run.js';
-import { createRun, isFinished } from '../loop/state.js';
+import { createRun, currentTimeNote, isFinished } from '../loop/state.js';
 import type {
   AnyTool,
   ChildOutcome,
@@ -185,10 +185,10 @@ async function converse(input: TrialInput, c: Conversation): Promise<RunState[]>
       systemPrompt: buildSystemPrompt({
         channelPrompt: c.policy.channels.prompt[suite.spec.channel],
         toolNames: [...c.tools.keys()],
-        now: new Date(now),
       }),
       history,
       question,
+      questionNote: currentTimeNote(now),
       limits: c.limits,
       now,
     });

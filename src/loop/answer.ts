@@ -130,7 +130,7 @@ export function describeActions(actions: readonly ActionRecord[]): string {
   return actions
     .map(
       (a) =>
-        `- ${a.tool} (${a.toolCallId}): ${a.outcome}${a.decidedBy ? ` (decided by ${a.decidedBy})` : ''}`,
+        `- ${a.tool} (${a.toolCallId}): ${a.outcome}${a.decidedBy ? ` (decided by ${a.decidedBy})` : ''}${a.reason?.startsWith('shadow mode') ? ` (${a.reason})` : ''}`,
     )
     .join('\n');
 }

@@ -1,3 +1,4 @@
+import { budgetLimits } from './budget-limits.js';
 import type { ModelPrice, ModelUsage, RunLimits, RunState, StopReason, Usage } from './types.js';
 
 export interface Stop {
@@ -5,8 +6,14 @@ export interface Stop {
   message: string;
 }
 
+/** Dollars for `usage`: cached input tokens at the cached rate (the input rate when none is given). */
 export function costOf(usage: ModelUsage, price: ModelPrice): number {
-  return (usage.inputTokens * price.inputPerMTok + usage.outputTokens * price.outputPerMTok) / 1_000_000;
+  const cached = Math.min(usage.cachedInputTokens ?? 0, usage.inputTokens);
+  const fresh = usage.inputTokens - cached;
+  const cachedRate = price.cachedInputPerMTok ?? price.inputPerMTok;
+  return (
+    (fresh * price.inputPerMTok + cached * cachedRate + usage.outputTokens * price.outputPerMTok) / 1_000_000
+  );
 }
 
 export function priceFor(limits: RunLimits, model: string): ModelPrice {
@@ -19,14 +26,16 @@ export function activeMs(usage: Usage, now: number): number {
 }
 
 export function remainingMs(state: RunState, now: number): number {
-  return state.limits.deadlineMs - activeMs(state.usage, now);
+  return budgetLimits(state).deadlineMs - activeMs(state.usage, now);
 }
 
 const fmtUsd = (n: number) => `$${n.toFixed(4)}`;
 
 /** The first budget the run has used up, checked before every model call; null while all hold. */
 export function exhaustedBudget(state: RunState, now: number): Stop | null {
-  const { limits, usage } = state;
+  const { usage } = state;
+  // Budgets a person extended count with what they added.
+  const limits = budgetLimits(state);
   if (state.step >= limits.maxSteps) {
     return {
       reason: 'max_steps',
@@ -68,7 +77,8 @@ export function planRequest(
   inputTokens: number,
   price: ModelPrice,
 ): { maxOutputTokens: number } | Stop {
-  const { limits, usage } = state;
+  const { usage } = state;
+  const limits = budgetLimits(state);
   const tokensLeft = limits.maxTokens - usage.inputTokens - usage.outputTokens - inputTokens;
   if (tokensLeft < MIN_REPLY_TOKENS) {
     return {
@@ -93,8 +103,25 @@ export function planRequest(
 
 /** What a reply is charged: the server's counts, with a missing or zero count replaced by the estimate. */
 export function chargedUsage(reported: ModelUsage | undefined, estimate: ModelUsage): ModelUsage {
+  const inputTokens = reported && reported.inputTokens > 0 ? reported.inputTokens : estimate.inputTokens;
+  // Cached tokens are only believed beside a reported input count (they are a part of it).
+  const cached =
+    reported && reported.inputTokens > 0 ? Math.min(reported.cachedInputTokens ?? 0, inputTokens) : 0;
   return {
-    inputTokens: reported && reported.inputTokens > 0 ? reported.inputTokens : estimate.inputTokens,
+    inputTokens,
     outputTokens: reported && reported.outputTokens > 0 ? reported.outputTokens : estimate.outputTokens,
+    ...(cached > 0 ? { cachedInputTokens: cached } : {}),
+  };
+}
+
+/** The run's usage with `charged` added (cached tokens kept only once some were reported). */
+export function addUsage<U extends Usage>(usage: U, charged: ModelUsage, cost: number): U {
+  const cached = (usage.cachedInputTokens ?? 0) + (charged.cachedInputTokens ?? 0);
+  return {
+    ...usage,
+    inputTokens: usage.inputTokens + charged.inputTokens,
+    outputTokens: usage.outputTokens + charged.outputTokens,
+    ...(cached > 0 ? { cachedInputTokens: cached } : {}),
+    costUsd: usage.costUsd + cost,
   };
 }

@@ -5,7 +5,9 @@
  * one more record. Summary calls are charged to the run's token, cost and time budgets, and checked
  * against them before each call, like any model call; they do not count as steps.
  */
+
 import {
+  addUsage,
   chargedUsage,
   costOf,
   exhaustedBudget,
@@ -23,6 +25,7 @@ import {
   questionIndex,
   tokenRatio,
 } from './context.js';
+import { modelFailureSentence } from './errors.js';
 import { messageTokens, replyTokens, requestTokens, textTokens } from './estimate.js';
 import { truncateText } from './observation.js';
 import type {
@@ -263,7 +266,7 @@ async function summaryCall(
         }
       : {
           reason: 'model_error',
-          message: `The model could not be reached to summarise the earlier part of the run: ${err instanceof Error ? err.message : String(err)}`,
+          message: `While summarising the earlier part of the run: ${modelFailureSentence(err)}`,
         };
     return { ok: false, state, stop };
   } finally {
@@ -271,12 +274,7 @@ async function summaryCall(
   }
   const charged = chargedUsage(reply.usage, { inputTokens: estimate, outputTokens: replyTokens(reply) });
   const cost = costOf(charged, priceFor(state.limits, reply.model));
-  const usage = {
-    ...state.usage,
-    inputTokens: state.usage.inputTokens + charged.inputTokens,
-    outputTokens: state.usage.outputTokens + charged.outputTokens,
-    costUsd: state.usage.costUsd + cost,
-  };
+  const usage = addUsage(state.usage, charged, cost);
   return { ok: true, state: { ...state, usage }, text: reply.content?.trim() ?? '', model: reply.model };
 }
 

@@ -57,7 +57,9 @@ export function questionIndex(state: RunState): number {
   for (let i = 1; i < messages.length; i++) {
     const m = messages[i]!;
     if (m.role === 'tool') break;
-    if (m.role === 'user' && m.content === state.question) found = i;
+    // The question's message may start with a note (the time, src/loop/state.ts) before the words.
+    if (m.role === 'user' && (m.content === state.question || m.content.endsWith(`\n\n${state.question}`)))
+      found = i;
   }
   return found < 0 ? 1 : found;
 }

@@ -4,16 +4,19 @@ import { type CallContext, executeCall, verifyCall } from './execute.js';
 import { endRun } from './finish.js';
 import { argsHash, callSignature } from './hash.js';
 import { errorResult, summarise } from './observation.js';
+import { checkPlan } from './plan.js';
 import { keeperFor } from './read-result.js';
 import { realSleep, retryPlanFor } from './retry.js';
 import { setSlot } from './turn.js';
 import type {
   ActionRecord,
+  CallPlan,
   Decision,
   EditedArguments,
   EngineDeps,
   Evidence,
   GatedCall,
+  PlanHashes,
   RunState,
   StepOutcome,
   ToolResult,
@@ -26,6 +29,11 @@ export interface Resolution {
   result: ToolResult;
   action: ActionRecord;
   evidence: Evidence[];
+}
+
+/** An approved call whose plan changed before it ran: it stays pending and is asked again with `plan`. */
+export interface AskAgain {
+  askAgain: CallPlan & { ok: true };
 }
 
 function record(
@@ -53,6 +61,13 @@ function refused(call: GatedCall, d: Decision): Resolution {
     outcome_unknown: `Outcome unknown: ${call.tool} was approved and started, but the worker stopped before recording its result. It may or may not have taken effect; it was not run again. Tell the user to check.`,
   };
   const kind = d.kind as Exclude<Decision['kind'], 'approved'>;
+  if (d.shadow) {
+    const result = errorResult(
+      'shadow_mode',
+      `Not executed: ${call.tool} was not run (${d.reason ?? 'shadow mode'}). People only see what it would do; it did not happen and will not happen later. Tell the user plainly that it was not executed (shadow mode); never say it was done or will be done. Do not retry it.`,
+    );
+    return { result, action: record(call, d, 'rejected', result), evidence: [] };
+  }
   const result = errorResult(kind, texts[kind]);
   return { result, action: record(call, d, kind, result), evidence: [] };
 }
@@ -107,7 +122,7 @@ export async function executeApproved(
   asked: GatedCall,
   d: Decision,
   deps: EngineDeps,
-): Promise<Resolution> {
+): Promise<Resolution | AskAgain> {
   let call = asked;
   let edited: EditedArguments | undefined;
   if (d.edited) {
@@ -116,9 +131,46 @@ export async function executeApproved(
     ({ call, edited } = checked);
   }
   const res = await executeExactly(state, call, d, deps);
+  if ('askAgain' in res) return res;
   return edited && res.action.outcome !== 'not_executed'
     ? { ...res, result: { ...res.result, edited } }
     : res;
+}
+
+/**
+ * The plan check of a tool with `plan`, immediately before execution (invariant 10): the same plan as
+ * the deciders saw lets the call proceed (with the plans' hashes for the ledger); a changed plan asks
+ * again; a failed one blocks it. Both are recorded in the ledger as not run. A call the ledger shows
+ * as begun is not planned again: the ledger answers for it.
+ */
+async function planGate(
+  call: GatedCall,
+  d: Decision,
+  tool: NonNullable<ReturnType<EngineDeps['tools']['get']>>,
+  ctx: CallContext,
+  timeoutMs: number,
+  deps: EngineDeps,
+): Promise<{ proceed: PlanHashes | undefined } | { stop: Resolution | AskAgain }> {
+  if (!tool.plan || !((await deps.ledger?.unstarted?.(call)) ?? true)) return { proceed: undefined };
+  const check = await checkPlan(tool, call.args, d.plan, ctx, timeoutMs);
+  if (check.kind === 'same') return { proceed: check.plans };
+  deps.logger.info(
+    { runId: ctx.runId, toolCallId: call.toolCallId, tool: call.tool, plan: check.kind, ...check.plans },
+    check.kind === 'changed' ? 'plan changed since approval: asking again' : 'plan failed: not executed',
+  );
+  const result =
+    check.kind === 'changed'
+      ? errorResult(
+          'plan_changed',
+          `Not executed yet: the plan of ${call.tool} changed since it was approved.`,
+        )
+      : errorResult(
+          'plan_failed',
+          `Not executed: the plan of ${call.tool} could not be computed before it ran (${check.error}), so it was not run. It will not run later. Tell the user plainly that it did not happen and why.`,
+        );
+  await deps.ledger?.block?.(call, result, check.plans);
+  if (check.kind === 'changed') return { stop: { askAgain: check.current } };
+  return { stop: { result, action: record(call, d, 'not_executed', result), evidence: [] } };
 }
 
 async function executeExactly(
@@ -126,7 +178,7 @@ async function executeExactly(
   call: GatedCall,
   d: Decision,
   deps: EngineDeps,
-): Promise<Resolution> {
+): Promise<Resolution | AskAgain> {
   if (d.argsHash !== call.argsHash) {
     // Nothing runs on an approval of other arguments than those shown: invariant 2.
     const result = errorResult(
@@ -140,7 +192,18 @@ async function executeExactly(
     const result = errorResult('unknown_tool', `Not executed: ${call.tool} is no longer configured.`);
     return { result, action: record(call, d, 'not_executed', result), evidence: [] };
   }
-  const gate = deps.ledger ? await deps.ledger.begin(call) : ({ proceed: true } as const);
+  const ctx: CallContext = {
+    runId: state.runId,
+    toolCallId: call.toolCallId,
+    ...(deps.threadId === undefined ? {} : { threadId: deps.threadId }),
+    requester: state.requester,
+    logger: deps.logger.child({ runId: state.runId, toolCallId: call.toolCallId }),
+  };
+  // Approved work is not cut short by the run's deadline: the person asked for it to happen.
+  const timeoutMs = tool.timeoutMs ?? state.limits.toolTimeoutMs;
+  const planned = await planGate(call, d, tool, ctx, timeoutMs, deps);
+  if ('stop' in planned) return planned.stop;
+  const gate = deps.ledger ? await deps.ledger.begin(call, planned.proceed) : ({ proceed: true } as const);
   if (!gate.proceed) {
     return {
       result: gate.result,
@@ -148,14 +211,6 @@ async function executeExactly(
       evidence: [],
     };
   }
-  const ctx: CallContext = {
-    runId: state.runId,
-    toolCallId: call.toolCallId,
-    requester: state.requester,
-    logger: deps.logger.child({ runId: state.runId, toolCallId: call.toolCallId }),
-  };
-  // Approved work is not cut short by the run's deadline: the person asked for it to happen.
-  const timeoutMs = tool.timeoutMs ?? state.limits.toolTimeoutMs;
   deps.emit({
     type: 'tool_started',
     runId: state.runId,
@@ -220,6 +275,16 @@ async function executeExactly(
   return { result, action: record(call, d, ran.result.ok ? 'succeeded' : 'failed', ran.result), evidence };
 }
 
+/**
+ * The call stays pending with its new plan (the model's own arguments kept: an edit's arguments come
+ * with the next round's decision); the worker asks again in a fresh round, the old decisions void.
+ */
+function askedAgain(state: RunState, call: GatedCall, plan: CallPlan, deps: EngineDeps): RunState {
+  deps.emit({ type: 'plan_changed', runId: state.runId, toolCallId: call.toolCallId, tool: call.tool, plan });
+  const pending = state.turn!.pending.map((p) => (p.toolCallId === call.toolCallId ? { ...p, plan } : p));
+  return { ...state, turn: { ...state.turn!, pending }, updatedAt: deps.clock.now() };
+}
+
 /** Nothing of the paused turn waits any more: neither a decision nor a sub-agent's end. */
 const isSettled = (state: RunState) =>
   state.turn!.pending.length === 0 && (state.turn!.delegated ?? []).length === 0;
@@ -248,9 +313,14 @@ export async function applyDecisions(
       continue;
     }
     const res = d.kind === 'approved' ? await executeApproved(next, call, d, deps) : refused(call, d);
+    if ('askAgain' in res) {
+      next = askedAgain(next, call, res.askAgain, deps);
+      if (deps.checkpoint) await deps.checkpoint(next);
+      continue;
+    }
     const turn = setSlot(next.turn!, call.toolCallId, res.result);
     const rejected =
-      d.kind === 'rejected'
+      d.kind === 'rejected' && !d.shadow
         ? {
             ...next.rejected,
             [callSignature(call.tool, call.argsHash)]: {

@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { remainingMs } from './budget.js';
+import { budgetLimits } from './budget-limits.js';
 import { RunStatusError } from './errors.js';
 import { boundResult, errorResult, summarise, truncateText } from './observation.js';
 import { flushTurn, setSlot } from './turn.js';
@@ -83,7 +84,9 @@ export function delegationRefusal(tool: AnyTool, state: RunState): ToolResult | 
  * and the parent is charged the longest of them).
  */
 export function childCaps(state: RunState, count: number, now: number): ChildCaps {
-  const { limits, usage } = state;
+  const { usage } = state;
+  // The parent's budgets with what people granted it.
+  const limits = budgetLimits(state);
   const n = Math.max(1, count);
   const tokensLeft = Math.max(0, limits.maxTokens - usage.inputTokens - usage.outputTokens);
   const costLeft = Math.max(0, limits.maxCostUsd - usage.costUsd);

@@ -11,21 +11,57 @@ export class LoopgateError extends Error {
   }
 }
 
-/** The model could not be reached or answered unusably after the adapter's own retries. */
+/**
+ * The model could not be reached, refused the request, or answered unusably after the adapter's own
+ * retries. A refusal (an HTTP answer) carries the server's own words in `serverMessage`; a server never
+ * reached (connection, DNS, timeout) has no `status`.
+ */
 export class ModelError extends LoopgateError {
   readonly status: number | undefined;
   readonly retryable: boolean;
   /** The server refused the request as longer than the model's context window. */
   readonly contextExceeded: boolean;
+  /** What the server said, secrets redacted; absent when no server answered. */
+  readonly serverMessage: string | undefined;
+  /** The server's error code (OpenAI's `error.code`), when it sent a string one. */
+  readonly serverCode: string | undefined;
   constructor(
     message: string,
-    opts: { status?: number; retryable: boolean; cause?: unknown; contextExceeded?: boolean },
+    opts: {
+      status?: number;
+      retryable: boolean;
+      cause?: unknown;
+      contextExceeded?: boolean;
+      serverMessage?: string;
+      serverCode?: string;
+    },
   ) {
     super('model_error', message, { cause: opts.cause });
     this.status = opts.status;
     this.retryable = opts.retryable;
     this.contextExceeded = opts.contextExceeded === true;
+    this.serverMessage = opts.serverMessage;
+    this.serverCode = opts.serverCode;
   }
+
+  /** The server answered and refused the request itself (4xx): asking again the same way will not help. */
+  get refusedByServer(): boolean {
+    return this.status !== undefined && this.status >= 400 && this.status < 500;
+  }
+}
+
+/**
+ * What people and the trace are told when a model request failed: a server's refusal in its own words
+ * (status and message, secrets already redacted by the adapter), distinct from a server that could not be
+ * reached at all (connection, DNS, timeout), which sends people looking at the network.
+ */
+export function modelFailureSentence(err: unknown): string {
+  if (err instanceof ModelError && err.status !== undefined && err.serverMessage !== undefined) {
+    return err.refusedByServer
+      ? `The model server refused the request (HTTP ${err.status}): ${err.serverMessage}`
+      : `The model server failed (HTTP ${err.status}): ${err.serverMessage}`;
+  }
+  return `The model could not be reached: ${err instanceof Error ? err.message : String(err)}`;
 }
 
 /**

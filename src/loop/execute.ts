@@ -17,6 +17,7 @@ import type {
 export interface CallContext {
   runId: string;
   toolCallId: string;
+  threadId?: string;
   requester: Requester;
   logger: Logger;
 }
@@ -61,6 +62,7 @@ export function toolContext(call: CallContext, signal: AbortSignal): ToolContext
     idempotencyKey: `${call.runId}:${call.toolCallId}`,
     runId: call.runId,
     toolCallId: call.toolCallId,
+    ...(call.threadId === undefined ? {} : { threadId: call.threadId }),
     requester: call.requester,
     logger: call.logger,
   };

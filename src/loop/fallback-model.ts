@@ -53,6 +53,8 @@ export function fallbackModel(models: readonly NamedModel[], options: FallbackOp
               ...(err.status === undefined ? {} : { status: err.status }),
               retryable: err.retryable,
               contextExceeded: err.contextExceeded,
+              ...(err.serverMessage === undefined ? {} : { serverMessage: err.serverMessage }),
+              ...(err.serverCode === undefined ? {} : { serverCode: err.serverCode }),
               cause: err,
             });
           }

@@ -67,6 +67,8 @@ export function endRun(state: RunState, stop: Stop, deps: Pick<EngineDeps, 'cloc
   next = pauseClock(next, now);
   const status = STATUS_OF[stop.reason];
   next = { ...next, status, stopReason: stop.reason, stopMessage: stop.message, updatedAt: now };
+  // A run cancelled while it asked for more budget asks no longer.
+  if (next.budgetAsk) next = { ...next, budgetAsk: null };
   deps.emit({ type: 'finished', runId: next.runId, status, stopReason: stop.reason, message: stop.message });
   return next;
 }

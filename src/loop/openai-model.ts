@@ -20,6 +20,17 @@ import { randomUUID } from 'node:crypto';
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { z } from 'zod';
 import { ModelError } from './errors.js';
+import {
+  type FormedTool,
+  formTool,
+  fromStrictArguments,
+  isSchemaRefusal,
+  SCHEMA_FORMS,
+  type SchemaForm,
+  SchemaFormMemory,
+  sharedSchemaMemory,
+} from './schema-forms.js';
+import { redactServerWords } from './server-words.js';
 import type { Message, ModelPort, ModelReply, ModelRequest, ToolCall, ToolSchema } from './types.js';
 
 type WireMessage = OpenAI.Chat.ChatCompletionMessageParam;
@@ -44,6 +55,30 @@ export interface OpenAIModelOptions {
   parallelToolCalls?: boolean;
   /** The fetch the SDK sends with. Default the built-in one. */
   fetch?: typeof fetch;
+  /** The form the tools' schemas are offered in (src/loop/schema-forms.ts). Default `standard`. */
+  schemas?: SchemaForm;
+  /**
+   * Where a server's refusal of a schema form is remembered, per endpoint and model. Default one memory
+   * shared by the whole process.
+   */
+  schemaMemory?: SchemaFormMemory;
+  /**
+   * Told once per endpoint and model (per memory) when the server refused the tools' schemas and the
+   * lenient form was used instead, with the server's own words. Must not throw.
+   */
+  onSchemaFallback?: (fallback: SchemaFallback) => void;
+}
+
+export interface SchemaFallback {
+  baseURL: string;
+  model: string;
+  /** The form the server refused. */
+  refused: SchemaForm;
+  /** The form used from now on. */
+  using: SchemaForm;
+  status: number;
+  /** What the server said (secrets redacted). */
+  serverMessage: string;
 }
 
 const optionsSchema = z.object({
@@ -55,6 +90,9 @@ const optionsSchema = z.object({
   temperature: z.number().min(0).max(2).optional(),
   parallelToolCalls: z.boolean().default(true),
   fetch: z.custom<typeof fetch>((f) => typeof f === 'function').optional(),
+  schemas: z.enum(SCHEMA_FORMS).default('standard'),
+  schemaMemory: z.instanceof(SchemaFormMemory).optional(),
+  onSchemaFallback: z.custom<(f: SchemaFallback) => void>((f) => typeof f === 'function').optional(),
 }) satisfies z.ZodType<unknown, OpenAIModelOptions>;
 
 /** Creates the model port. Throws a ZodError naming the bad option. */
@@ -68,43 +106,86 @@ export function createOpenAIModel(opts: OpenAIModelOptions): ModelPort {
     timeout: o.timeoutMs,
     ...(o.fetch ? { fetch: o.fetch } : {}),
   });
-  const describe = { baseURL, maxRetries: o.maxRetries, timeoutMs: o.timeoutMs };
+  const describe = { baseURL, maxRetries: o.maxRetries, timeoutMs: o.timeoutMs, apiKey: o.apiKey };
+  const memory = o.schemaMemory ?? sharedSchemaMemory;
+  const memoryKey = `${baseURL}\u0000${o.model}`;
+
+  async function send(request: ModelRequest, form: SchemaForm): Promise<ModelReply> {
+    const { signal } = request;
+    const tools = request.tools.map((t) => formTool(t, form));
+    const body: WireRequest = {
+      model: o.model,
+      messages: request.messages.map(toWireMessage),
+      ...(tools.length > 0 && {
+        tools: tools.map(toWireTool),
+        parallel_tool_calls: o.parallelToolCalls,
+      }),
+      ...(request.maxOutputTokens !== undefined && { max_completion_tokens: request.maxOutputTokens }),
+      ...(o.temperature !== undefined && { temperature: o.temperature }),
+    };
+    let completion: unknown;
+    try {
+      const { onText } = request;
+      completion = await untilAborted(
+        onText
+          ? streamed(
+              client,
+              { ...body, stream: true, stream_options: { include_usage: true } },
+              signal,
+              onText,
+            )
+          : client.chat.completions.create(body, { signal }),
+        signal,
+      );
+    } catch (err) {
+      throw toModelError(err, signal, describe);
+    }
+    return toReply(completion, o.model, baseURL, strictOriginals(request.tools, tools));
+  }
 
   return {
     model: o.model,
     async complete(request: ModelRequest): Promise<ModelReply> {
-      const { signal } = request;
-      if (signal.aborted) throw abortedError(signal);
-      const body: WireRequest = {
-        model: o.model,
-        messages: request.messages.map(toWireMessage),
-        ...(request.tools.length > 0 && {
-          tools: request.tools.map(toWireTool),
-          parallel_tool_calls: o.parallelToolCalls,
-        }),
-        ...(request.maxOutputTokens !== undefined && { max_completion_tokens: request.maxOutputTokens }),
-        ...(o.temperature !== undefined && { temperature: o.temperature }),
-      };
-      let completion: unknown;
+      if (request.signal.aborted) throw abortedError(request.signal);
+      const form = memory.formFor(memoryKey, o.schemas);
       try {
-        const { onText } = request;
-        completion = await untilAborted(
-          onText
-            ? streamed(
-                client,
-                { ...body, stream: true, stream_options: { include_usage: true } },
-                signal,
-                onText,
-              )
-            : client.chat.completions.create(body, { signal }),
-          signal,
-        );
+        return await send(request, form);
       } catch (err) {
-        throw toModelError(err, signal, describe);
+        // A server that refuses the tools' schemas is asked once more with the lenient form, which
+        // every server tried accepts; loopgate still validates arguments against the full schema.
+        if (
+          !(err instanceof ModelError) ||
+          form === 'lenient' ||
+          request.tools.length === 0 ||
+          !isSchemaRefusal(err.status, err.serverMessage ?? '', err.serverCode)
+        ) {
+          throw err;
+        }
+        const reply = await send(request, 'lenient');
+        if (memory.remember(memoryKey, 'lenient')) {
+          o.onSchemaFallback?.({
+            baseURL,
+            model: o.model,
+            refused: form,
+            using: 'lenient',
+            status: err.status ?? 400,
+            serverMessage: err.serverMessage ?? err.message,
+          });
+        }
+        return reply;
       }
-      return toReply(completion, o.model, baseURL);
     },
   };
+}
+
+/** The full schemas of the tools offered in strict mode, by name: their arguments are read back. */
+function strictOriginals(
+  tools: readonly ToolSchema[],
+  formed: readonly FormedTool[],
+): ReadonlyMap<string, Record<string, unknown>> {
+  const out = new Map<string, Record<string, unknown>>();
+  for (const [i, t] of formed.entries()) if (t.strict) out.set(t.name, tools[i]!.parameters);
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -143,11 +224,24 @@ function wireName(name: string): string {
   return name.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64);
 }
 
-function toWireTool(t: ToolSchema): OpenAI.Chat.ChatCompletionFunctionTool {
-  return {
-    type: 'function',
-    function: { name: t.name, description: t.description, parameters: t.parameters },
-  };
+const wireTools = new WeakMap<FormedTool, OpenAI.Chat.ChatCompletionFunctionTool>();
+
+/** Cached per formed tool, so every request of a run sends the same objects in the same key order. */
+function toWireTool(t: FormedTool): OpenAI.Chat.ChatCompletionFunctionTool {
+  let wire = wireTools.get(t);
+  if (!wire) {
+    wire = {
+      type: 'function',
+      function: {
+        name: t.name,
+        description: t.description,
+        parameters: t.parameters,
+        ...(t.strict ? { strict: true } : {}),
+      },
+    };
+    wireTools.set(t, wire);
+  }
+  return wire;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -272,10 +366,22 @@ const completionSchema = z.object({
       }),
     )
     .min(1),
-  usage: z.object({ prompt_tokens: z.number().nullish(), completion_tokens: z.number().nullish() }).nullish(),
+  usage: z
+    .object({
+      prompt_tokens: z.number().nullish(),
+      completion_tokens: z.number().nullish(),
+      // OpenAI, vLLM and llama.cpp report the prompt tokens served from their prompt cache here.
+      prompt_tokens_details: z.object({ cached_tokens: z.number().nullish() }).nullish(),
+    })
+    .nullish(),
 });
 
-function toReply(completion: unknown, requestedModel: string, baseURL: string): ModelReply {
+function toReply(
+  completion: unknown,
+  requestedModel: string,
+  baseURL: string,
+  strict: ReadonlyMap<string, Record<string, unknown>>,
+): ModelReply {
   const parsed = completionSchema.safeParse(completion);
   if (!parsed.success) {
     throw new ModelError(
@@ -290,10 +396,12 @@ function toReply(completion: unknown, requestedModel: string, baseURL: string): 
     // a missing id is made up because the engine pairs every call with its result by id.
     if (!call.function || (call.type != null && call.type !== 'function')) continue;
     const args = call.function.arguments;
+    const text = typeof args === 'string' ? args : JSON.stringify(args ?? {});
+    const original = strict.get(call.function.name);
     toolCalls.push({
       id: call.id || `call_${randomUUID()}`,
       name: call.function.name,
-      arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}),
+      arguments: original ? fromStrictArguments(original, text) : text,
     });
   }
   const usage = parsed.data.usage;
@@ -305,7 +413,13 @@ function toReply(completion: unknown, requestedModel: string, baseURL: string): 
     ...(finishReason ? { finishReason } : {}),
     // No usage at all is left out; a missing count is 0. The engine charges its estimate for either.
     ...(usage && {
-      usage: { inputTokens: usage.prompt_tokens ?? 0, outputTokens: usage.completion_tokens ?? 0 },
+      usage: {
+        inputTokens: usage.prompt_tokens ?? 0,
+        outputTokens: usage.completion_tokens ?? 0,
+        ...(usage.prompt_tokens_details?.cached_tokens
+          ? { cachedInputTokens: usage.prompt_tokens_details.cached_tokens }
+          : {}),
+      },
     }),
     model: parsed.data.model || requestedModel,
   };
@@ -342,6 +456,7 @@ interface Described {
   baseURL: string;
   maxRetries: number;
   timeoutMs: number;
+  apiKey: string;
 }
 
 function toModelError(err: unknown, signal: AbortSignal, d: Described): ModelError {
@@ -365,7 +480,7 @@ function toModelError(err: unknown, signal: AbortSignal, d: Described): ModelErr
     const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
     const sdkRetried = retryable && err.headers?.get('x-should-retry') !== 'false' ? retried : '';
     // The SDK's message starts with the status; keep only the server's words after it.
-    const serverMessage = err.message.replace(new RegExp(`^${status} `), '');
+    const serverMessage = redactServerWords(err.message.replace(new RegExp(`^${status} `), ''), [d.apiKey]);
     return new ModelError(
       `model server at ${d.baseURL} answered HTTP ${status}${sdkRetried}: ${serverMessage}`,
       {
@@ -373,6 +488,8 @@ function toModelError(err: unknown, signal: AbortSignal, d: Described): ModelErr
         retryable,
         cause: err,
         contextExceeded: status === 400 && isContextExceeded(err),
+        serverMessage,
+        ...(typeof err.code === 'string' ? { serverCode: err.code } : {}),
       },
     );
   }

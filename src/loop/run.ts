@@ -1,7 +1,8 @@
+import { applyBudgetDecision } from './budget-extension.js';
 import { applyDecisions } from './decisions.js';
 import { applyChildOutcomes } from './delegate.js';
 import { step } from './step.js';
-import type { ChildOutcome, Decision, EngineDeps, RunState, StepOutcome } from './types.js';
+import type { BudgetDecision, ChildOutcome, Decision, EngineDeps, RunState, StepOutcome } from './types.js';
 
 /** Questions asked at every step boundary. */
 export interface Boundary {
@@ -64,6 +65,21 @@ export async function settleAndContinue(
   if (children.length > 0 && outcome.type === 'interruption') {
     outcome = await applyChildOutcomes(outcome.state, children, deps);
   }
+  if (outcome.type !== 'run_again') return outcome;
+  return runUntilPause(outcome.state, deps, boundary);
+}
+
+/** Applies a person's answer to the run's budget ask, then keeps going when it granted more. */
+export async function settleBudgetAndContinue(
+  state: RunState,
+  decision: BudgetDecision,
+  deps: EngineDeps,
+  boundary: Boundary = {},
+): Promise<RunOutcome> {
+  const outcome = applyBudgetDecision(state, decision, deps);
+  if (outcome.type === 'budget_ask') return outcome;
+  // Saved before the next step, so a crash never forgets the grant or the end.
+  if (deps.checkpoint) await deps.checkpoint(outcome.state);
   if (outcome.type !== 'run_again') return outcome;
   return runUntilPause(outcome.state, deps, boundary);
 }

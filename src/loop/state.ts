@@ -25,9 +25,18 @@ export interface NewRun {
   /** Earlier turns of the same Slack thread, oldest first (user and assistant text only). */
   history?: Message[];
   question: string;
+  /**
+   * Words for the model put before the question in its message, such as the current time: anything that
+   * changes from run to run goes here, never into the system prompt, so the system prompt and the tools
+   * stay one prefix that servers cache across runs.
+   */
+  questionNote?: string;
   limits?: Partial<RunLimits>;
   now: number;
 }
+
+/** The note that tells the model the time (it has no clock of its own). */
+export const currentTimeNote = (now: number): string => `Current time (UTC): ${new Date(now).toISOString()}.`;
 
 export function createRun(input: NewRun): RunState {
   return {
@@ -39,7 +48,10 @@ export function createRun(input: NewRun): RunState {
     messages: [
       { role: 'system', content: input.systemPrompt },
       ...(input.history ?? []),
-      { role: 'user', content: input.question },
+      {
+        role: 'user',
+        content: input.questionNote ? `${input.questionNote}\n\n${input.question}` : input.question,
+      },
     ],
     step: 0,
     usage: { inputTokens: 0, outputTokens: 0, costUsd: 0, activeMs: 0, activeSince: input.now },

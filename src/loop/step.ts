@@ -1,12 +1,23 @@
 import { checkAnswer } from './answer.js';
-import { chargedUsage, costOf, exhaustedBudget, planRequest, priceFor, remainingMs } from './budget.js';
+import {
+  addUsage,
+  chargedUsage,
+  costOf,
+  exhaustedBudget,
+  planRequest,
+  priceFor,
+  remainingMs,
+  type Stop,
+} from './budget.js';
+import { askOrEnd } from './budget-extension.js';
 import { capCalls } from './call-caps.js';
 import { delegateCalls } from './delegate.js';
-import { RunStatusError } from './errors.js';
+import { modelFailureSentence, RunStatusError } from './errors.js';
 import { replyTokens } from './estimate.js';
 import { type CallContext, executeCall, previewCall } from './execute.js';
 import { endRun, pauseClock } from './finish.js';
 import { summarise } from './observation.js';
+import { planCall } from './plan.js';
 import { type PreparedCall, prepareCall } from './prepare.js';
 import { keeperFor, runTools } from './read-result.js';
 import {
@@ -47,7 +58,7 @@ export async function step(given: RunState, deps: EngineDeps): Promise<StepOutco
   if (given.turn) return processTurn(given, deps);
 
   const over = exhaustedBudget(given, deps.clock.now());
-  if (over) return final(await save(endRun(given, over, deps), deps));
+  if (over) return budgetStop(given, over, deps);
   const tools = toolSchemas(runTools(given, deps));
   // What the model sees, compacted first when the request would pass the window's threshold.
   const fitted = await fitWindow(given, tools, deps);
@@ -58,7 +69,7 @@ export async function step(given: RunState, deps: EngineDeps): Promise<StepOutco
   const started = deps.clock.now();
   const inputEstimate = fitted.rawTokens;
   const plan = planRequest(state, inputEstimate, priceFor(state.limits, deps.model.model ?? ''));
-  if ('reason' in plan) return final(await save(endRun(state, plan, deps), deps));
+  if ('reason' in plan) return budgetStop(state, plan, deps);
 
   const stepNo = state.step + 1;
   deps.emit({ type: 'step_started', runId: state.runId, step: stepNo });
@@ -92,7 +103,7 @@ export async function step(given: RunState, deps: EngineDeps): Promise<StepOutco
           }
         : {
             reason: 'model_error' as const,
-            message: `The model could not be reached: ${err instanceof Error ? err.message : String(err)}`,
+            message: modelFailureSentence(err),
           };
     return final(await save(endRun(counted, stop, deps), deps));
   } finally {
@@ -115,12 +126,7 @@ export async function step(given: RunState, deps: EngineDeps): Promise<StepOutco
     model: reply.model,
     ...(reply.finishReason === undefined ? {} : { finishReason: reply.finishReason }),
   });
-  const usage = {
-    ...state.usage,
-    inputTokens: state.usage.inputTokens + charged.inputTokens,
-    outputTokens: state.usage.outputTokens + charged.outputTokens,
-    costUsd: state.usage.costUsd + cost,
-  };
+  const usage = addUsage(state.usage, charged, cost);
   const next: RunState = { ...afterReply(state, reply, inputEstimate), step: stepNo, usage, updatedAt: now };
 
   const ending = endingOf(reply);
@@ -134,6 +140,13 @@ export async function step(given: RunState, deps: EngineDeps): Promise<StepOutco
     turn: openTurn(calls),
   };
   return processTurn(await save(withTurn, deps), deps);
+}
+
+/** A budget ran out: the run asks for more where its limits allow (budget-extension.ts), else ends. */
+async function budgetStop(state: RunState, stop: Stop, deps: EngineDeps): Promise<StepOutcome> {
+  const outcome = askOrEnd(state, stop, deps);
+  const saved = await save(outcome.state, deps);
+  return outcome.type === 'budget_ask' ? { type: 'budget_ask', state: saved } : final(saved);
 }
 
 /**
@@ -241,6 +254,7 @@ function callContext(state: RunState, toolCallId: string, deps: EngineDeps): Cal
   return {
     runId: state.runId,
     toolCallId,
+    ...(deps.threadId === undefined ? {} : { threadId: deps.threadId }),
     requester: state.requester,
     logger: deps.logger.child({ runId: state.runId, toolCallId }),
   };
@@ -337,7 +351,10 @@ async function gate(
   for (const p of prepared) {
     if (p.kind !== 'gated') continue;
     const ctx = callContext(state, p.call.id, deps);
-    const preview = await previewCall(p.tool, p.args, ctx, timeoutFor(state, p.tool.timeoutMs, now));
+    const timeoutMs = timeoutFor(state, p.tool.timeoutMs, now);
+    const preview = await previewCall(p.tool, p.args, ctx, timeoutMs);
+    // A failed plan is shown as such: approving it asks again with a fresh plan before anything runs.
+    const plan = await planCall(p.tool, p.args, ctx, timeoutMs);
     gated.push({
       toolCallId: p.call.id,
       tool: p.tool.name,
@@ -345,6 +362,7 @@ async function gate(
       args: p.args,
       argsHash: p.hash,
       ...(preview === undefined ? {} : { preview }),
+      ...(plan === undefined ? {} : { plan }),
       ...(reason === undefined ? {} : { reason }),
       idempotent: p.tool.idempotent === true,
     });

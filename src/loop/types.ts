@@ -43,7 +43,13 @@ export type ToolErrorCode =
   | 'too_many_calls'
   | 'run_stopped'
   | 'delegation_refused'
-  | 'subagent_failed';
+  | 'subagent_failed'
+  /** The call was in shadow mode: shown to people, never executed. */
+  | 'shadow_mode'
+  /** The tool's plan could not be computed (it threw, timed out or was too long): nothing ran. */
+  | 'plan_failed'
+  /** The plan changed since approval (recorded in the ledger; the call is asked again, or not rerun). */
+  | 'plan_changed';
 
 /**
  * An attempt of a tool call that failed transiently and was made again: its error and how long the engine
@@ -130,6 +136,8 @@ export interface ToolContext {
   idempotencyKey: string;
   runId: string;
   toolCallId: string;
+  /** The run's Slack thread (`channel:thread_ts`), when it has one. */
+  threadId?: string;
   requester: Requester;
   logger: Logger;
 }
@@ -155,6 +163,17 @@ export interface Tool<P extends z.ZodType = z.ZodType, R = unknown> {
   preview?(args: z.output<P>, ctx: ToolContext): Promise<string>;
   /** Read-only check after a successful write/notify, e.g. a health check after a restart. */
   verify?(args: z.output<P>, result: R, ctx: ToolContext): Promise<VerifyResult>;
+  /**
+   * Read-only: what executing the call would change now (a dry-run, a diff). Shown on the approval card
+   * and computed again immediately before execution; the call runs only when both are the same plan
+   * (src/loop/plan.ts). A throw or timeout blocks execution.
+   */
+  plan?(args: z.output<P>, ctx: ToolContext): Promise<string>;
+  /**
+   * Whether the plan current at execution is the same plan as the approved one (e.g. ignoring a
+   * timestamp line). Default: the exact same text. Must be pure.
+   */
+  samePlan?(approved: string, current: string): boolean;
   /** Per-call timeout; default from the engine limits. */
   timeoutMs?: number;
   /**
@@ -201,6 +220,8 @@ export interface ToolSchema {
 export interface ModelUsage {
   inputTokens: number;
   outputTokens: number;
+  /** Of `inputTokens`, those the server read from its prompt cache (`prompt_tokens_details.cached_tokens`). */
+  cachedInputTokens?: number;
 }
 
 export interface ModelRequest {
@@ -298,6 +319,8 @@ export type EngineEvent =
       delayMs: number;
     }
   | { type: 'approval_needed'; runId: string; calls: GatedCall[] }
+  /** An approved call's plan changed before it ran: it did not run and is asked again with this plan. */
+  | { type: 'plan_changed'; runId: string; toolCallId: string; tool: string; plan: CallPlan }
   | { type: 'decision_applied'; runId: string; toolCallId: string; decision: DecisionKind; by?: string }
   | { type: 'answer_rejected'; runId: string; problems: string[] }
   | ({ type: 'context_compacted'; runId: string; durationMs: number } & CompactionRecord)
@@ -311,6 +334,8 @@ export type EngineEvent =
       outcome: ChildOutcome['status'];
       durationMs: number;
     }
+  | { type: 'budget_asked'; runId: string; ask: BudgetAsk }
+  | { type: 'budget_extended'; runId: string; extension: BudgetExtension }
   | { type: 'finished'; runId: string; status: RunStatus; stopReason: StopReason; message: string };
 
 /** Contract: must not throw; it is called inline on the hot path. */
@@ -328,9 +353,28 @@ export type Checkpoint = (state: RunState) => Promise<void>;
  * succeeded | failed, checked with a fencing token). Without a ledger the engine executes directly.
  */
 export interface ExecutionLedger {
-  /** Return `proceed: false` with a result to skip execution (e.g. it already ran, or the lease is lost). */
-  begin(call: GatedCall): Promise<{ proceed: true } | { proceed: false; result: ToolResult }>;
+  /**
+   * Return `proceed: false` with a result to skip execution (e.g. it already ran, or the lease is lost).
+   * `plans`: the hashes of the approved plan and of the plan current at execution, recorded with it.
+   */
+  begin(
+    call: GatedCall,
+    plans?: PlanHashes,
+  ): Promise<{ proceed: true } | { proceed: false; result: ToolResult }>;
   finish(call: GatedCall, result: ToolResult): Promise<void>;
+  /**
+   * Whether nothing began executing the call yet, so its plan may still stop it (absent: true). A call
+   * that began (or ended) is never planned again: the ledger's record answers for it.
+   */
+  unstarted?(call: GatedCall): Promise<boolean>;
+  /** Records that the plan check stopped the call before it began (changed or failed plan); nothing ran. */
+  block?(call: GatedCall, result: ToolResult, plans: PlanHashes): Promise<void>;
+}
+
+/** Which plan was approved and which was current at execution (null: none, or it could not be computed). */
+export interface PlanHashes {
+  approved: string | null;
+  current: string | null;
 }
 
 export interface EngineDeps {
@@ -341,6 +385,8 @@ export interface EngineDeps {
   logger: Logger;
   checkpoint?: Checkpoint;
   ledger?: ExecutionLedger;
+  /** The run's Slack thread (`channel:thread_ts`), handed to tools in their context. */
+  threadId?: string;
   /** Waits between retries; default a real timer. */
   sleep?: Sleep;
   /** Uniform in [0, 1), for the retry jitter; default Math.random. */
@@ -393,6 +439,8 @@ export type StopReason =
 export interface ModelPrice {
   inputPerMTok: number;
   outputPerMTok: number;
+  /** Price of input tokens read from the server's prompt cache; absent: `inputPerMTok`. */
+  cachedInputPerMTok?: number;
 }
 
 /** Fixed when the run is created, so a config change never alters a run mid-way. */
@@ -429,11 +477,65 @@ export interface RunLimits {
   maxAgentDepth?: number;
   /** Sub-agent calls of one reply started at once; later ones get `too_many_calls` (absent: 4). */
   maxParallelAgents?: number;
+  /** More budget a person may grant when a budget runs out (absent: none; the run stops as it always did). */
+  extend?: BudgetExtendLimits;
 }
+
+/** The budgets a person may extend; each is the stop reason of that budget. */
+export type ExtendableStop = 'max_steps' | 'deadline' | 'token_budget' | 'cost_budget';
+
+/** An addition to a run's budgets (only the budget that ran out is ever extended by one grant). */
+export interface BudgetIncrease {
+  steps?: number;
+  deadlineMs?: number;
+  tokens?: number;
+  costUsd?: number;
+}
+
+/**
+ * What one grant adds to the budget that ran out (0: that budget is never extended) and how many grants a
+ * run may get in all, so a run's budgets never pass their limits plus `times` grants.
+ */
+export interface BudgetExtendLimits {
+  steps: number;
+  deadlineMs: number;
+  tokens: number;
+  costUsd: number;
+  times: number;
+}
+
+/** A run paused at a budget it used up, asking a person for more (src/loop/budget-extension.ts). */
+export interface BudgetAsk {
+  /** 1 for the first ask of the run, 2 for the next…: the number of the grant it would be. */
+  round: number;
+  reason: ExtendableStop;
+  /** The stop sentence the run ends with if nobody grants more. */
+  message: string;
+  offer: BudgetIncrease;
+  at: number;
+}
+
+/** A grant of more budget, recorded on the run. */
+export interface BudgetExtension {
+  round: number;
+  reason: ExtendableStop;
+  added: BudgetIncrease;
+  /** Slack user id of who granted it. */
+  by: string;
+  at: number;
+}
+
+/** A person's answer to a budget ask of round `round`. */
+export type BudgetDecision =
+  | { round: number; kind: 'granted'; by: string }
+  | { round: number; kind: 'refused'; by: string }
+  | { round: number; kind: 'expired' };
 
 export interface Usage {
   inputTokens: number;
   outputTokens: number;
+  /** Of `inputTokens`, those read from the server's prompt cache; absent: none reported. */
+  cachedInputTokens?: number;
   costUsd: number;
   /** Active time used before the current running segment. */
   activeMs: number;
@@ -454,10 +556,18 @@ export interface GatedCall {
   argsHash: string;
   /** The tool's preview, when it has one (or why the preview failed). */
   preview?: string;
+  /**
+   * The tool's plan for the arguments that will run, as last computed (when the tool has `plan`): what
+   * approvers are shown, and what the plan at execution is compared with.
+   */
+  plan?: CallPlan;
   /** The model's own words accompanying the call: its stated reason. */
   reason?: string;
   idempotent: boolean;
 }
+
+/** A tool's plan of one call as computed at one moment: its text and hash, or why it could not be computed. */
+export type CallPlan = { ok: true; text: string; hash: string } | { ok: false; error: string };
 
 /** One slot per tool call of the current assistant turn; filled in any order, flushed in call order. */
 export interface TurnSlot {
@@ -537,6 +647,10 @@ export interface RunState {
   agent?: AgentLink;
   /** The ends of this run's sub-agent calls, in the order they were applied (absent: none). */
   subagents?: SubagentRecord[];
+  /** Set while the run waits for a person to grant more budget (absent or null: it does not). */
+  budgetAsk?: BudgetAsk | null;
+  /** The budget grants of the run, oldest first; they add to `limits` (absent: none). */
+  extensions?: BudgetExtension[];
 }
 
 /**
@@ -546,6 +660,8 @@ export interface RunState {
 export type StepOutcome =
   | { type: 'run_again'; state: RunState }
   | { type: 'interruption'; state: RunState; gated: GatedCall[]; delegated?: DelegatedCall[] }
+  /** A budget ran out and the policy lets a person extend it: the run waits on `state.budgetAsk`. */
+  | { type: 'budget_ask'; state: RunState }
   | { type: 'final'; state: RunState };
 
 export interface Decision {
@@ -558,9 +674,19 @@ export interface Decision {
   argsHash?: string;
   /** An approver replaced the model's arguments before approving: these run instead (checked again). */
   edited?: { args: unknown; by?: string };
+  /**
+   * With `approved`: the plan the deciding approvers were shown. A tool with `plan` runs only when its plan
+   * computed immediately before execution is the same plan; absent or failed, it is asked again.
+   */
+  plan?: CallPlan;
   /** Slack user id of the person who decided. */
   by?: string;
   reason?: string;
+  /**
+   * With `rejected`: the call was in shadow mode (shown, never run). The model is told so, the action is
+   * recorded as not executed, and it is not remembered as a person's rejection.
+   */
+  shadow?: boolean;
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../loop/types.js';
 import { ToolError } from '../tools/errors.js';
 import { type Env, readSecret } from '../tools/settings.js';
+import { boundedFetch } from './bounded-fetch.js';
 import type { McpServerSettings } from './settings.js';
 import type { CallResult } from './tool-result.js';
 
@@ -63,6 +64,8 @@ const sessionLost = (err: unknown) => err instanceof StreamableHTTPError && err.
 
 export class ServerConnection {
   private client: Client | null = null;
+  /** The client being connected, until it is `client` (a reply too large then fails the attempt). */
+  private opening: Client | null = null;
   private connecting: Promise<Client> | null = null;
   private state: ServerState = 'connecting';
   private error: string | undefined;
@@ -190,10 +193,12 @@ export class ServerConnection {
         },
       },
     });
+    this.opening = client;
     try {
       await client.connect(this.transport(), { timeout: this.options.connectTimeoutMs ?? 15_000 });
       await this.publishTools(client);
     } catch (err) {
+      this.opening = null;
       await client.close().catch(() => {});
       this.error = (err as Error).message;
       this.state = this.closed ? 'closed' : 'failed';
@@ -201,6 +206,7 @@ export class ServerConnection {
       this.scheduleRetry();
       throw err;
     }
+    this.opening = null;
     if (this.closed) {
       await client.close().catch(() => {});
       throw new Error('closed');
@@ -227,6 +233,17 @@ export class ServerConnection {
     client.close().catch(() => {});
     this.options.logger.warn({ server: this.name }, 'MCP server connection closed; reconnecting');
     this.scheduleRetry();
+  }
+
+  /** An HTTP reply over maxReplyBytes: the connection is dropped (as stdio's is) and made again. */
+  private replyTooLarge(why: string): void {
+    this.transportError = why;
+    this.options.logger.warn(
+      { server: this.name },
+      `MCP server ${this.name}: ${why}; dropping the connection`,
+    );
+    if (this.client) this.lost(this.client, why);
+    else this.opening?.close().catch(() => {});
   }
 
   private scheduleRetry(): void {
@@ -263,7 +280,10 @@ export class ServerConnection {
           readSecret(env, variable, `mcp.servers.${name}.headersEnv.${header}`),
         ]),
       );
-      return new StreamableHTTPClientTransport(new URL(settings.url), { requestInit: { headers } });
+      return new StreamableHTTPClientTransport(new URL(settings.url), {
+        requestInit: { headers },
+        fetch: boundedFetch(settings.maxReplyBytes, (why) => this.replyTooLarge(why)),
+      });
     }
     const [command, ...first] = settings.command ?? [];
     const transport = new StdioClientTransport({

@@ -12,10 +12,16 @@ import type { CallDefinitions } from './call-definitions.js';
 import { type ListedTool, ServerConnection, type ServerStatus } from './connection.js';
 import { definitionHash, listVersion } from './definition.js';
 import { decideEffect, type EffectDecision } from './effect.js';
-import { compileInputSchema } from './input-schema.js';
-import { createMcpTool } from './mcp-tool.js';
+import { SchemaCompiler } from './input-schema.js';
+import { createMcpTool, describeTool } from './mcp-tool.js';
 import type { RunCancelled } from './run-cancelled.js';
-import { type McpServerSettings, type McpSettings, ownValue } from './settings.js';
+import {
+  DEFAULT_MAX_TOOL_CHARS,
+  DEFAULT_MAX_TOOLS,
+  type McpServerSettings,
+  type McpSettings,
+  ownValue,
+} from './settings.js';
 
 /** One listed tool as `mcp list` prints it: served with its effect and why, or refused and why. */
 export interface ToolRow {
@@ -35,6 +41,8 @@ export interface ToolRow {
 export interface ServerReport extends ServerStatus {
   /** Hash of the served tools' definitions: changes whenever one of them does. */
   version: string | null;
+  /** Tools not offered to the model because the MCP tools together passed mcp.maxTools or maxToolChars. */
+  cut: number;
 }
 
 export interface McpSourceOptions {
@@ -54,6 +62,8 @@ interface ServerTools {
   tools: AnyTool[];
   rows: ToolRow[];
   hashes: Map<string, string>;
+  /** Characters each tool adds to a model request: its name, description and input schema. */
+  sizes: Map<string, number>;
 }
 
 const refusedRow = (server: string, listed: ListedTool, refused: string, collision = false): ToolRow => ({
@@ -70,6 +80,10 @@ export class McpSource {
   private readonly connections = new Map<string, ServerConnection>();
   private readonly built = new Map<string, ServerTools>();
   private readonly listeners: Array<() => void> = [];
+  /** Per server: its tools' input schemas, each compiled once while the server lists it. */
+  private readonly schemas = new Map<string, SchemaCompiler>();
+  /** Served tools not offered to the model (over the caps), by name, with why. */
+  private cut = new Map<string, string>();
 
   constructor(private readonly options: McpSourceOptions) {
     for (const [name, settings] of Object.entries(options.settings?.servers ?? {})) {
@@ -102,20 +116,36 @@ export class McpSource {
     }
   }
 
-  /** The tools served now, by name. */
+  /** Each server's tools in the order of mcp.servers, whichever server connected first. */
+  private builtInOrder(): ServerTools[] {
+    return [...this.connections.keys()].flatMap((name) => this.built.get(name) ?? []);
+  }
+
+  /** The tools served now, by name (those past the caps left out). */
   tools(): Map<string, AnyTool> {
-    return new Map([...this.built.values()].flatMap((b) => b.tools.map((t) => [t.name, t] as const)));
+    return new Map(
+      this.builtInOrder().flatMap((b) =>
+        b.tools.filter((t) => !this.cut.has(t.name)).map((t) => [t.name, t] as const),
+      ),
+    );
   }
 
   rows(): ToolRow[] {
-    return [...this.built.values()].flatMap((b) => b.rows);
+    return this.builtInOrder().flatMap((b) =>
+      b.rows.map((r) => {
+        const cut = r.refused === null ? this.cut.get(r.name) : undefined;
+        return cut ? { ...r, refused: cut } : r;
+      }),
+    );
   }
 
   report(): Record<string, ServerReport> {
     return Object.fromEntries(
       [...this.connections].map(([name, c]) => {
-        const hashes = this.built.get(name)?.hashes;
-        return [name, { ...c.status(), version: hashes ? listVersion([...hashes.values()]) : null }];
+        const built = this.built.get(name);
+        const hashes = built?.hashes;
+        const cut = built?.tools.filter((t) => this.cut.has(t.name)).length ?? 0;
+        return [name, { ...c.status(), version: hashes ? listVersion([...hashes.values()]) : null, cut }];
       }),
     );
   }
@@ -125,6 +155,16 @@ export class McpSource {
     return this.rows()
       .filter((r) => r.collision)
       .map((r) => ({ key: `mcp.servers.${r.server}`, problem: r.refused ?? 'name collision' }));
+  }
+
+  /** Fetches every connected server's list again, as `tools/list_changed` does. */
+  async refresh(): Promise<void> {
+    await Promise.all([...this.connections.values()].map((c) => c.refresh()));
+  }
+
+  /** Input schemas compiled and held for `server` (flat while its list is unchanged). */
+  schemaStats(server: string): { compiled: number; heldByAjv: number } {
+    return this.schemas.get(server)?.stats() ?? { compiled: 0, heldByAjv: 0 };
   }
 
   /** `fn` runs after any server's list changed (tools added, removed or redefined). */
@@ -139,17 +179,31 @@ export class McpSource {
   private update(server: string, settings: McpServerSettings, listed: ListedTool[]): void {
     const connection = this.connections.get(server);
     if (!connection) return;
-    const built: ServerTools = { tools: [], rows: [], hashes: new Map() };
+    const built: ServerTools = { tools: [], rows: [], hashes: new Map(), sizes: new Map() };
     const taken = new Set(this.options.reserved);
     for (const other of this.built.keys()) {
       if (other !== server) for (const t of this.built.get(other)?.tools ?? []) taken.add(t.name);
     }
+    let compiler = this.schemas.get(server);
+    if (!compiler) {
+      compiler = new SchemaCompiler();
+      this.schemas.set(server, compiler);
+    }
+    compiler.startList();
+    // Stale schemas leave ajv first: a redefined schema keeping its `$id` would otherwise clash.
+    compiler.retain(
+      new Set(listed.map((t) => compiler.keyOf(t.inputSchema)).filter((k): k is string => k !== null)),
+    );
+    const used = new Set<string>();
     for (const tool of listed) {
-      const row = this.buildOne(server, settings, tool, taken, built, connection);
+      const row = this.buildOne(server, settings, tool, taken, built, connection, compiler, used);
       built.rows.push(row);
     }
+    // Schemas of tools the server no longer lists (or that changed) are freed, here and in ajv.
+    compiler.retain(used);
     const before = this.built.get(server);
     this.built.set(server, built);
+    this.applyCaps();
     const changed =
       !before || listVersion([...before.hashes.values()]) !== listVersion([...built.hashes.values()]);
     if (changed) {
@@ -165,6 +219,56 @@ export class McpSource {
     }
   }
 
+  /**
+   * Offers the served tools in the order of mcp.servers and of each server's list until the next one
+   * would pass mcp.maxTools or mcp.maxToolChars; the rest are cut (not offered), and each server whose
+   * cut tools changed is logged, so an operator sees which tools the model no longer gets.
+   */
+  private applyCaps(): void {
+    const maxTools = this.options.settings?.maxTools ?? DEFAULT_MAX_TOOLS;
+    const maxChars = this.options.settings?.maxToolChars ?? DEFAULT_MAX_TOOL_CHARS;
+    const cut = new Map<string, string>();
+    let count = 0;
+    let chars = 0;
+    let full: string | null = null;
+    for (const server of this.connections.keys()) {
+      const built = this.built.get(server);
+      for (const tool of built?.tools ?? []) {
+        const size = built?.sizes.get(tool.name) ?? 0;
+        if (full === null && count + 1 > maxTools) {
+          full = `cut: the MCP tools offered to the model are capped at mcp.maxTools (${maxTools})`;
+        } else if (full === null && chars + size > maxChars) {
+          full = `cut: the MCP tools offered to the model are capped at mcp.maxToolChars (${maxChars} characters of names, descriptions and input schemas)`;
+        }
+        if (full !== null) {
+          cut.set(tool.name, full);
+          continue;
+        }
+        count += 1;
+        chars += size;
+      }
+    }
+    for (const [server, built] of this.built) {
+      const names = (map: Map<string, string>) =>
+        built.tools
+          .filter((t) => map.has(t.name))
+          .map((t) => t.name)
+          .join(',');
+      const now = names(cut);
+      if (now === names(this.cut)) continue;
+      const cutNames = built.tools.filter((t) => cut.has(t.name)).map((t) => t.name);
+      if (cutNames.length === 0) {
+        this.options.logger.info({ server }, `MCP server ${server}: all its tools are offered again`);
+      } else {
+        this.options.logger.warn(
+          { server, cut: cutNames, maxTools, maxToolChars: maxChars },
+          `MCP server ${server}: ${cutNames.length} of its ${built.tools.length} tools are not offered to the model (MCP tools capped at mcp.maxTools ${maxTools} and mcp.maxToolChars ${maxChars}); loopgate mcp list names them`,
+        );
+      }
+    }
+    this.cut = cut;
+  }
+
   private buildOne(
     server: string,
     settings: McpServerSettings,
@@ -172,6 +276,8 @@ export class McpSource {
     taken: Set<string>,
     built: ServerTools,
     connection: ServerConnection,
+    compiler: SchemaCompiler,
+    used: Set<string>,
   ): ToolRow {
     const name = `${server}__${listed.name}`;
     if (settings.allow && !settings.allow.includes(listed.name)) {
@@ -195,7 +301,8 @@ export class McpSource {
         true,
       );
     }
-    const compiled = compileInputSchema(listed.inputSchema);
+    const compiled = compiler.compile(listed.inputSchema);
+    if (compiled.key !== null) used.add(compiled.key);
     if (!compiled.ok) return refusedRow(server, listed, compiled.reason);
     const hash = definitionHash(listed);
     const decision = decideEffect(server, listed.name, listed.annotations, settings);
@@ -203,6 +310,12 @@ export class McpSource {
     const timeoutMs = (own?.timeoutSeconds ?? settings.timeoutSeconds) * 1000;
     taken.add(name);
     built.hashes.set(listed.name, hash);
+    built.sizes.set(
+      name,
+      name.length +
+        describeTool(server, listed.description).length +
+        JSON.stringify(listed.inputSchema).length,
+    );
     built.tools.push(
       createMcpTool({
         server,

@@ -74,10 +74,11 @@ export function createMcpTool(p: McpToolParts): AnyTool {
     );
   const execute = async (args: unknown, ctx: ToolContext) => {
     if (p.currentHash() !== p.hash) throw changed();
-    if (p.decision.effect !== 'read') {
-      const shown = await p.definitions.get(ctx.runId, ctx.toolCallId);
-      if (shown !== p.hash) throw changed();
-    }
+    // Whatever the current definition's effect: a call shown for approval under another definition never
+    // runs (a server that re-annotates an approved write as `readOnlyHint: true` must not slip it through).
+    const shown = await p.definitions.get(ctx.runId, ctx.toolCallId);
+    if (shown !== null && shown !== p.hash) throw changed();
+    if (shown === null && p.decision.effect !== 'read') throw changed();
     // A write that was approved runs to its end: cancelling it half-way would leave its outcome unknown.
     const watch =
       p.decision.effect === 'read' && p.runCancelled

@@ -6,8 +6,16 @@ export interface ProbeServerOptions {
   registry: Registry;
   /** Ready when every check resolves true; the failing ones are named in the 503 body. */
   readiness: Record<string, () => Promise<boolean>>;
-  /** Shown in the /readyz body besides the checks, without deciding readiness. */
-  details?: () => Record<string, unknown>;
+  /**
+   * What a failing check means and what to do, by check name, listed under `why` in a 503 body so that
+   * whoever reads /readyz learns why, not only which check; a check without one is named as failed.
+   */
+  reasons?: Record<string, string>;
+  /**
+   * Shown in the /readyz body besides the checks, without deciding readiness; details that cannot be
+   * read (Redis down) are left out rather than failing the probe.
+   */
+  details?: () => Record<string, unknown> | Promise<Record<string, unknown>>;
   port: number;
   /** The variable `port` came from, named when the port is already in use (e.g. `METRICS_PORT`). */
   portVariable: string;
@@ -41,6 +49,26 @@ export async function runChecks(checks: Record<string, () => Promise<boolean>>, 
   return { ok: entries.every(([, ok]) => ok), checks: Object.fromEntries(entries) };
 }
 
+async function readDetails(details: ProbeServerOptions['details'], timeoutMs = 2_000) {
+  if (!details) return {};
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<Record<string, unknown>>((resolve) => {
+    timer = setTimeout(() => resolve({}), timeoutMs);
+  });
+  const read = Promise.resolve()
+    .then(details)
+    .catch(() => ({}));
+  const result = await Promise.race([read, limit]);
+  clearTimeout(timer);
+  return result;
+}
+
+function whyNotReady(checks: Record<string, boolean>, reasons: Record<string, string>): string[] {
+  return Object.entries(checks)
+    .filter(([, ok]) => !ok)
+    .map(([name]) => reasons[name] ?? `${name}: check failed`);
+}
+
 /** A worker's HTTP side: GET /metrics (Prometheus), /healthz (alive), /readyz (dependencies reachable). */
 export function startProbeServer(options: ProbeServerOptions): Promise<Server> {
   const server = createServer((req, res) => {
@@ -58,11 +86,15 @@ export function startProbeServer(options: ProbeServerOptions): Promise<Server> {
     }
     if (req.url === '/healthz') return send(200, 'application/json', '{"ok":true}');
     if (req.url === '/readyz') {
-      runChecks(options.readiness).then((result) =>
+      Promise.all([runChecks(options.readiness), readDetails(options.details)]).then(([result, details]) =>
         send(
           result.ok ? 200 : 503,
           'application/json',
-          JSON.stringify({ ...result, ...(options.details?.() ?? {}) }),
+          JSON.stringify({
+            ...result,
+            ...(result.ok ? {} : { why: whyNotReady(result.checks, options.reasons ?? {}) }),
+            ...details,
+          }),
         ),
       );
       return;

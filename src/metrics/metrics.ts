@@ -15,6 +15,12 @@ export interface Metrics {
   subagentCalls: Counter<'agent' | 'outcome'>;
   approvalsDecided: Counter<'decision'>;
   approvalsPending: Gauge;
+  /** Age of the oldest approval still waiting (0: none waits). */
+  approvalsOldestPending: Gauge;
+  /** Approved calls by how their execution ended (and gated calls that never ran, by why). */
+  executions: Counter<'outcome'>;
+  /** 1 while Redis answers a PING within a second at scrape time, 0 otherwise. */
+  redisUp: Gauge;
   timeToDecision: Histogram<'decision'>;
   modelLatency: Histogram;
   modelReplies: Counter<'model'>;
@@ -32,6 +38,14 @@ export interface Metrics {
   feedback: Counter<'value'>;
   /** Agent session stop buttons that cancelled a run. */
   stopClicks: Counter;
+  /** Slack calls let through by the shared rate budget, by method. */
+  slackCalls: Counter<'method'>;
+  /** Time Slack calls waited for their slot, by method. */
+  slackWait: Histogram<'method'>;
+  /** 429 answers from Slack, by method. */
+  slackRateLimited: Counter<'method'>;
+  /** Decorations not sent: replaced by a later one (coalesced) or dropped, by method. */
+  slackDecorationsDropped: Counter<'method' | 'how'>;
 }
 
 export interface MetricsSources {
@@ -39,6 +53,38 @@ export interface MetricsSources {
   pendingApprovals?: () => Promise<number>;
   /** Job counts of the runs queue by state (read at scrape time). */
   queueCounts?: () => Promise<Record<string, number>>;
+  /** Seconds the oldest pending approval has waited (read at scrape time). */
+  oldestPendingApprovalSeconds?: () => Promise<number>;
+  /** Whether Redis answers (read at scrape time). */
+  redisUp?: () => Promise<boolean>;
+}
+
+/** How a gated call's turn ended for it (ActionRecord outcomes): every series exists from the start. */
+export const EXECUTION_OUTCOMES = [
+  'succeeded',
+  'failed',
+  'outcome_unknown',
+  'rejected',
+  'expired',
+  'cancelled',
+  'not_executed',
+] as const;
+
+const REDIS_UP_TIMEOUT_MS = 1_000;
+
+/** A gauge's scrape-time read from Redis, or its current value when Redis does not answer in time. */
+async function fromRedis(read: () => Promise<number>, gauge: Gauge): Promise<number> {
+  const current = async () => (await gauge.get()).values[0]?.value ?? 0;
+  return within(read, REDIS_UP_TIMEOUT_MS).catch(current);
+}
+
+/** A scrape-time read that gives up after the timeout (Redis gone must not hang /metrics). */
+function within<T>(read: () => Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([read(), limit]).finally(() => clearTimeout(timer));
 }
 
 export function createMetrics(
@@ -93,7 +139,37 @@ export function createMetrics(
       help: 'Approvals waiting for a decision',
       registers,
       async collect() {
-        if (sources.pendingApprovals) this.set(await sources.pendingApprovals());
+        // Redis gone: the last value stays and /metrics still answers (loopgate_redis_up says why).
+        if (sources.pendingApprovals) this.set(await fromRedis(sources.pendingApprovals, this));
+      },
+    }),
+    approvalsOldestPending: new Gauge({
+      name: 'loopgate_approvals_oldest_pending_seconds',
+      help: 'How long the oldest approval still waiting for a decision has waited (0: none waits)',
+      registers,
+      async collect() {
+        if (sources.oldestPendingApprovalSeconds)
+          this.set(await fromRedis(sources.oldestPendingApprovalSeconds, this));
+      },
+    }),
+    executions: (() => {
+      const counter = new Counter({
+        name: 'loopgate_executions_total',
+        help: 'Gated calls by how their turn ended: succeeded, failed, outcome_unknown (started, result lost), rejected, expired, cancelled, not_executed',
+        labelNames: ['outcome'] as const,
+        registers,
+      });
+      for (const outcome of EXECUTION_OUTCOMES) counter.inc({ outcome }, 0);
+      return counter;
+    })(),
+    redisUp: new Gauge({
+      name: 'loopgate_redis_up',
+      help: 'Whether Redis answered a PING within a second at scrape time (1) or not (0)',
+      registers,
+      async collect() {
+        if (!sources.redisUp) return;
+        const up = await within(sources.redisUp, REDIS_UP_TIMEOUT_MS).catch(() => false);
+        this.set(up ? 1 : 0);
       },
     }),
     timeToDecision: new Histogram({
@@ -117,7 +193,7 @@ export function createMetrics(
     }),
     modelTokens: new Counter({
       name: 'loopgate_model_tokens_total',
-      help: 'Tokens used by model calls',
+      help: 'Tokens used by model calls, by kind: input, output, and cached_input (the part of input the server read from its prompt cache)',
       labelNames: ['kind'] as const,
       registers,
     }),
@@ -138,7 +214,8 @@ export function createMetrics(
       registers,
       async collect() {
         if (!sources.queueCounts) return;
-        for (const [state, n] of Object.entries(await sources.queueCounts())) this.set({ state }, n);
+        const counts = await within(sources.queueCounts, REDIS_UP_TIMEOUT_MS).catch(() => ({}));
+        for (const [state, n] of Object.entries(counts)) this.set({ state }, n);
       },
     }),
     jobLatency: new Histogram({
@@ -157,6 +234,31 @@ export function createMetrics(
     stopClicks: new Counter({
       name: 'loopgate_stop_clicks_total',
       help: 'Agent session stop buttons that cancelled a run',
+      registers,
+    }),
+    slackCalls: new Counter({
+      name: 'loopgate_slack_calls_total',
+      help: 'Slack Web API calls let through by the shared rate budget, by method',
+      labelNames: ['method'] as const,
+      registers,
+    }),
+    slackWait: new Histogram({
+      name: 'loopgate_slack_wait_seconds',
+      help: 'Time a Slack call waited for its slot of the shared rate budget, by method',
+      labelNames: ['method'] as const,
+      buckets: [0.01, 0.1, 0.5, 1, 2, 5, 10, 30, 60, 120],
+      registers,
+    }),
+    slackRateLimited: new Counter({
+      name: 'loopgate_slack_rate_limited_total',
+      help: 'Slack Web API calls answered 429, by method',
+      labelNames: ['method'] as const,
+      registers,
+    }),
+    slackDecorationsDropped: new Counter({
+      name: 'loopgate_slack_decorations_dropped_total',
+      help: 'Decorative Slack calls not sent: coalesced (a later one replaced it) or dropped, by method',
+      labelNames: ['method', 'how'] as const,
       registers,
     }),
     jobsProcessed: new Counter({
@@ -189,6 +291,8 @@ export function recordEngineEvent(metrics: Metrics, event: EngineEvent): void {
       if (event.model) metrics.modelReplies.inc({ model: event.model });
       metrics.modelTokens.inc({ kind: 'input' }, event.usage.inputTokens);
       metrics.modelTokens.inc({ kind: 'output' }, event.usage.outputTokens);
+      // A part of `input`, not more of it: the share the server's prompt cache served.
+      metrics.modelTokens.inc({ kind: 'cached_input' }, event.usage.cachedInputTokens ?? 0);
       metrics.modelCostUsd.inc(event.costUsd);
       return;
     case 'context_compacted':
@@ -220,4 +324,22 @@ export function recordEngineEvent(metrics: Metrics, event: EngineEvent): void {
     default:
       return;
   }
+}
+
+/** What the Slack rate budget counts (the shape src/slack/rate expects, kept here so metrics stays below slack). */
+export interface SlackBudgetCounters {
+  call(method: string): void;
+  waited(method: string, ms: number): void;
+  rateLimited(method: string): void;
+  dropped(method: string, how: 'coalesced' | 'dropped'): void;
+}
+
+/** The rate budget's counts (src/slack/rate), read from a process's metrics once it has them. */
+export function slackBudgetMetrics(current: () => Metrics | undefined): SlackBudgetCounters {
+  return {
+    call: (method) => current()?.slackCalls.inc({ method }),
+    waited: (method, ms) => current()?.slackWait.observe({ method }, ms / 1000),
+    rateLimited: (method) => current()?.slackRateLimited.inc({ method }),
+    dropped: (method, how) => current()?.slackDecorationsDropped.inc({ method, how }),
+  };
 }

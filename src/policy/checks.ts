@@ -5,7 +5,7 @@
  * `allow` rule is accepted only for a tool the operator listed in `approvals.trusted`.
  */
 import type { ConfigProblem } from '../config/errors.js';
-import type { McpSettings } from '../mcp/settings.js';
+import { type McpSettings, ownValue, resolveMcpTool } from '../mcp/settings.js';
 import type { RulesSection } from './rules.js';
 
 export interface RuleCheckInput {
@@ -18,7 +18,7 @@ export interface RuleCheckInput {
   customNames: readonly string[];
   mcp: McpSettings | undefined;
   /** The defaults an ask rule falls back on. */
-  approvals: { escalateTo?: readonly string[]; escalateAfterMinutes?: number; expiresAfterMinutes: number };
+  approvals: { escalateTo?: readonly unknown[]; escalateAfterMinutes?: number; expiresAfterMinutes: number };
 }
 
 /** Why `tool` cannot carry rules, or null when it is a gated tool of this policy. */
@@ -27,17 +27,16 @@ function toolProblem(tool: string, input: RuleCheckInput): string | null {
   if (input.readBuiltIns.includes(tool)) {
     return 'is a read tool: it runs without approval, so rules do not apply to it';
   }
-  const at = tool.indexOf('__');
-  if (at > 0) {
-    const server = input.mcp?.servers[tool.slice(0, at)];
-    if (!server) return `names MCP server ${tool.slice(0, at)}, which mcp.servers does not configure`;
-    const own = Object.hasOwn(server.tools, tool.slice(at + 2))
-      ? server.tools[tool.slice(at + 2)]
-      : undefined;
-    if ((own?.effect ?? server.effect) === 'read')
+  // Resolved against the configured servers like the tools themselves (server `db_` owns `db___x`).
+  const resolved = resolveMcpTool(input.mcp, tool);
+  if (resolved) {
+    const own = ownValue(resolved.settings.tools, resolved.tool);
+    if ((own?.effect ?? resolved.settings.effect) === 'read')
       return 'is made a read tool in mcp.servers: rules do not apply';
     return null;
   }
+  const at = tool.indexOf('__');
+  if (at > 0) return `names MCP server ${tool.slice(0, at)}, which mcp.servers does not configure`;
   const custom =
     input.customNames.length > 0 ? `, custom tools by their name (${input.customNames.join(', ')})` : '';
   const builtIn = input.gatedBuiltIns.length > 0 ? input.gatedBuiltIns.join(', ') : 'none enabled';
@@ -82,5 +81,23 @@ export function ruleProblems(input: RuleCheckInput): ConfigProblem[] {
     const problem = toolProblem(tool, input);
     if (problem) problems.push({ key: `approvals.trusted[${i}]`, problem: `${tool} ${problem}` });
   });
+  return problems;
+}
+
+/** Rules naming a freeze the `freezes:` section does not define (a typo would make the rule never hold). */
+export function freezeProblems(rules: RulesSection, defined: readonly string[]): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  for (const [tool, list] of Object.entries(rules)) {
+    list.forEach((rule, i) => {
+      for (const name of rule.freeze?.names ?? []) {
+        if (defined.includes(name)) continue;
+        const known = defined.length > 0 ? `defined: ${defined.join(', ')}` : 'freezes: defines none';
+        problems.push({
+          key: `rules.${tool}[${i}].when.freeze`,
+          problem: `unknown freeze ${name} (${known})`,
+        });
+      }
+    });
+  }
   return problems;
 }

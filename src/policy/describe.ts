@@ -2,33 +2,36 @@
  * Rules and decisions in words, for operators: `loopgate check-config` lists each tool's rules,
  * `loopgate policy test` says which rule decides a call and why. Plain text; never shown to the model.
  */
-import type { Approvers } from '../config/policy-limits.js';
+import type { Approvers } from '../approvers/approvers.js';
+import { approversWords, entriesText } from '../approvers/words.js';
 import { describeCondition } from './conditions.js';
+import { describeFreeze } from './freeze-condition.js';
 import type { GateDecision, RuleVerdict } from './gate.js';
 import { ruleLabel } from './gate.js';
 import type { Rule } from './rules.js';
 
-const who = (a: Approvers) => [...a.users, ...a.groups].join(', ') || 'nobody';
+const who = (a: Approvers) => approversWords(a) || 'nobody';
 const minutes = (ms: number) => `${Math.round(ms / 60_000)} min`;
 
 /** `when action = "restart_service" and params.env = "staging"`, or `always`. */
 export function whenText(rule: Rule): string {
-  if (rule.conditions.length === 0) return 'always';
-  return `when ${rule.conditions.map(({ path, condition }) => `${path} ${describeCondition(condition)}`).join(' and ')}`;
+  const parts = rule.conditions.map(({ path, condition }) => `${path} ${describeCondition(condition)}`);
+  if (rule.freeze) parts.unshift(describeFreeze(rule.freeze));
+  return parts.length === 0 ? 'always' : `when ${parts.join(' and ')}`;
 }
 
 /** What a rule does: `allow`, `deny: reason`, `ask S0LEADS, quorum 2, expires after 30 min, …`. */
 export function outcomeText(rule: Rule): string {
   if (rule.outcome === 'allow') return 'allow (runs without a person; audited)';
   if (rule.outcome === 'deny') return `deny: ${rule.reason ?? ''}`;
-  const parts = [`ask ${rule.approvers ? rule.approvers.join(', ') : "the tool's approvers"}`];
+  const parts = [`ask ${rule.approvers ? entriesText(rule.approvers) : "the tool's approvers"}`];
   if ((rule.quorum ?? 1) > 1) parts.push(`quorum ${rule.quorum}`);
   if (rule.selfApproval !== undefined)
     parts.push(`self-approval ${rule.selfApproval ? 'allowed' : 'refused'}`);
   if (rule.expiresAfterMinutes) parts.push(`expires after ${rule.expiresAfterMinutes} min`);
   if (rule.remindAtPercent?.length) parts.push(`reminders at ${rule.remindAtPercent.join('%, ')}%`);
   if (rule.escalateTo)
-    parts.push(`escalates to ${rule.escalateTo.join(', ')} after ${rule.escalateAfterMinutes ?? '?'} min`);
+    parts.push(`escalates to ${entriesText(rule.escalateTo)} after ${rule.escalateAfterMinutes ?? '?'} min`);
   if (rule.grant)
     parts.push(`grants on ${rule.grant.args.join(', ')} for up to ${rule.grant.maxMinutes} min`);
   return parts.join(', ');

@@ -5,9 +5,13 @@
  * it with the reasons. Policy never runs anything by itself: an allowed call goes through the same
  * approval record and execution ledger as a clicked one.
  */
+
+import { type Approvers, parseApprovers } from '../approvers/approvers.js';
 import type { Policy } from '../config/policy.js';
-import { type Approvers, approversFor } from '../config/policy-limits.js';
+import { approversFor } from '../config/policy-limits.js';
 import { conditionMiss, conditionVerdict, type Verdict, valuesAt } from './conditions.js';
+import { freezeMiss, freezeVerdict } from './freeze-condition.js';
+import { activeFreezes } from './freezes.js';
 import type { GrantSpec, Rule } from './rules.js';
 
 /** The rule that decided, as people read it. */
@@ -64,9 +68,24 @@ function conditionOn(rule: Rule, c: Rule['conditions'][number], args: unknown): 
   return verdicts.includes('unknown') ? 'unknown' : 'fails';
 }
 
-/** Whether every condition of `rule` holds for `args`: `unknown` when none fails but one is undecidable. */
-export function ruleVerdict(rule: Rule, args: unknown): Verdict {
-  let verdict: Verdict = 'holds';
+/**
+ * The freezes in force at the moment a call is judged, by name; null when no moment is given, which
+ * makes every freeze condition undecidable (failing closed, like an argument that reads as no number).
+ */
+export type ActiveFreezes = readonly string[] | null;
+
+/** The freezes of `policy` in force at `now` (ms), or null when `now` is not given. */
+export function freezesAt(policy: Pick<Policy, 'freezes'>, now: number | undefined): ActiveFreezes {
+  return now === undefined ? null : activeFreezes(policy.freezes, now);
+}
+
+/**
+ * Whether every condition of `rule` holds for `args` while the freezes `active` are in force: `unknown`
+ * when none fails but one is undecidable.
+ */
+export function ruleVerdict(rule: Rule, args: unknown, active: ActiveFreezes = null): Verdict {
+  let verdict: Verdict = rule.freeze ? freezeVerdict(rule.freeze, active) : 'holds';
+  if (verdict === 'fails') return verdict;
   for (const c of rule.conditions) {
     const v = conditionOn(rule, c, args);
     if (v === 'fails') return 'fails';
@@ -81,11 +100,15 @@ export function ruleVerdict(rule: Rule, args: unknown): Verdict {
  * allow rule is passed over, and after an undecidable deny rule no allow rule may decide (the call goes
  * to the first deny or ask rule that matches, else to the default ask). `verdicts` are the rules tried.
  */
-export function decidingRule(rules: readonly Rule[], args: unknown): { index: number; verdicts: Verdict[] } {
+export function decidingRule(
+  rules: readonly Rule[],
+  args: unknown,
+  active: ActiveFreezes = null,
+): { index: number; verdicts: Verdict[] } {
   const verdicts: Verdict[] = [];
   let allowBarred = false;
   for (const [index, rule] of rules.entries()) {
-    const verdict = ruleVerdict(rule, args);
+    const verdict = ruleVerdict(rule, args, active);
     verdicts.push(verdict);
     if (verdict === 'holds' && !(rule.outcome === 'allow' && allowBarred)) return { index, verdicts };
     if (verdict === 'unknown' && rule.outcome === 'ask') return { index, verdicts };
@@ -95,19 +118,14 @@ export function decidingRule(rules: readonly Rule[], args: unknown): { index: nu
 }
 
 /** Index of the rule that decides (first match wins, failing closed), or -1. */
-export function firstMatch(rules: readonly Rule[], args: unknown): number {
-  return decidingRule(rules, args).index;
+export function firstMatch(rules: readonly Rule[], args: unknown, active: ActiveFreezes = null): number {
+  return decidingRule(rules, args, active).index;
 }
 
 /** The rules written for `tool` (own keys only: a tool named `constructor` has none). */
 export function rulesFor(policy: Pick<Policy, 'rules'>, tool: string): readonly Rule[] {
   return Object.hasOwn(policy.rules, tool) ? (policy.rules[tool] ?? []) : [];
 }
-
-const split = (ids: readonly string[]): Approvers => ({
-  users: ids.filter((id) => !id.startsWith('S')),
-  groups: ids.filter((id) => id.startsWith('S')),
-});
 
 /** The ask of a call no rule decides: the tool's approvers, one of them, the approvals.* defaults. */
 export function defaultAsk(policy: Policy, tool: string): AskDecision {
@@ -121,23 +139,26 @@ function askOf(policy: Policy, tool: string, ref: RuleRef | null, rule: Rule | u
   return {
     kind: 'ask',
     rule: ref,
-    approvers: rule?.approvers ? split(rule.approvers) : approversFor(policy, tool),
+    approvers: rule?.approvers ? parseApprovers(rule.approvers) : approversFor(policy, tool),
     quorum: rule?.quorum ?? 1,
     selfApproval: rule?.selfApproval ?? a.selfApproval,
     expiresAfterMs: (rule?.expiresAfterMinutes ?? a.expiresAfterMinutes) * 60_000,
     remindAtPercent: rule?.remindAtPercent ?? a.remindAtPercent,
     escalation:
       escalateTo && escalateAfter !== undefined
-        ? { to: split(escalateTo), afterMs: escalateAfter * 60_000 }
+        ? { to: parseApprovers(escalateTo), afterMs: escalateAfter * 60_000 }
         : null,
     grant: rule?.grant ?? null,
   };
 }
 
-/** What the policy decides for a call of `tool` with (validated) `args`. */
-export function decideGate(policy: Policy, tool: string, args: unknown): GateDecision {
+/**
+ * What the policy decides for a call of `tool` with (validated) `args` at `now` (ms since the epoch; it
+ * decides which freezes are in force). Without `now` a rule on freezes cannot be decided and fails closed.
+ */
+export function decideGate(policy: Policy, tool: string, args: unknown, now?: number): GateDecision {
   const rules = rulesFor(policy, tool);
-  const index = firstMatch(rules, args);
+  const index = firstMatch(rules, args, freezesAt(policy, now));
   const rule = rules[index];
   if (!rule) return defaultAsk(policy, tool);
   const ref = ruleRef(tool, index, rule);
@@ -160,15 +181,17 @@ export function explainGate(
   policy: Policy,
   tool: string,
   args: unknown,
-): { tried: RuleVerdict[]; decision: GateDecision } {
+  now?: number,
+): { tried: RuleVerdict[]; decision: GateDecision; freezes: ActiveFreezes } {
   const rules = rulesFor(policy, tool);
-  const { index: decided, verdicts } = decidingRule(rules, args);
+  const active = freezesAt(policy, now);
+  const { index: decided, verdicts } = decidingRule(rules, args, active);
   const tried = verdicts.map((verdict, index): RuleVerdict => {
     const rule = rules[index] as Rule;
     const label = ruleLabel(tool, index, rule.name);
     if (index === decided) {
       return verdict === 'unknown'
-        ? { index, label, matched: true, miss: `cannot be decided (${missOf(rule, args)}): asked` }
+        ? { index, label, matched: true, miss: `cannot be decided (${missOf(rule, args, active)}): asked` }
         : { index, label, matched: true };
     }
     if (verdict === 'holds')
@@ -178,7 +201,7 @@ export function explainGate(
         matched: false,
         miss: 'matches, but an undecidable deny rule before it bars allow',
       };
-    const miss = missOf(rule, args);
+    const miss = missOf(rule, args, active);
     return {
       index,
       label,
@@ -186,11 +209,12 @@ export function explainGate(
       miss: verdict === 'unknown' ? `cannot be decided (${miss})` : miss,
     };
   });
-  return { tried, decision: decideGate(policy, tool, args) };
+  return { tried, decision: decideGate(policy, tool, args, now), freezes: active };
 }
 
-/** The first condition of `rule` that does not hold for `args`, as people read it. */
-function missOf(rule: Rule, args: unknown): string {
+/** The first condition of `rule` that does not hold for `args` at `active`, as people read it. */
+function missOf(rule: Rule, args: unknown, active: ActiveFreezes): string {
+  if (rule.freeze && freezeVerdict(rule.freeze, active) !== 'holds') return freezeMiss(rule.freeze, active);
   for (const c of rule.conditions) {
     if (conditionOn(rule, c, args) === 'holds') continue;
     const { values, spread } = valuesAt(args, c.parts);

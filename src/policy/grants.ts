@@ -4,8 +4,9 @@
  * run without a card for a while, in the same Slack thread (or only in the same run). A grant lives under
  * its thread's key, so it never crosses threads, channels or tools; each use is audited as "granted by".
  */
+
+import { type ApproverLookups, isApprover } from '../approvers/resolve.js';
 import { canonicalJson } from '../loop/hash.js';
-import { type GroupMembers, isApprover } from './approver-groups.js';
 import { valueAt } from './conditions.js';
 import type { AskDecision } from './gate.js';
 
@@ -88,12 +89,12 @@ export type GrantRefusal = 'other_channel' | 'quorum' | 'self_approval' | 'not_a
 export async function grantRefusal(
   grant: Grant,
   call: GrantedCall,
-  groups: GroupMembers,
+  lookups: ApproverLookups,
 ): Promise<GrantRefusal | null> {
   if (grant.teamId !== call.teamId || grant.channelId !== call.channelId) return 'other_channel';
   if (call.ask.quorum > 1) return 'quorum';
   if (grant.grantedBy === call.requester && !call.ask.selfApproval) return 'self_approval';
-  const approver = await isApprover(call.ask.approvers, grant.grantedBy, groups);
+  const approver = await isApprover(call.ask.approvers, grant.grantedBy, lookups);
   return approver.ok ? null : approver.reason;
 }
 

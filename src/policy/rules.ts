@@ -24,8 +24,9 @@
  * approvals.approvers), quorum 1, approvals.* for expiry, reminders and escalation.
  */
 import { z } from 'zod';
-import { toolApprovers } from '../tools/settings.js';
+import { toolApprovers } from '../approvers/approvers.js';
 import { argPath, type Condition, conditionSchema } from './conditions.js';
+import { type FreezeCondition, freezeCondition } from './freeze-condition.js';
 
 const wholeNumber = (min: number, max: number, what: string) =>
   z
@@ -66,8 +67,25 @@ const ASK_ONLY = [
 const ruleInput = z.strictObject({
   /** Shown on cards, in the audit log and by `loopgate policy test`. */
   name: z.string().min(1).max(80, { error: 'expected at most 80 characters' }).optional(),
-  /** Every condition must hold; no `when` matches every call. */
-  when: z.record(argPath, conditionSchema).default({}),
+  /**
+   * Every condition must hold; no `when` matches every call. `freeze` is not an argument but whether a
+   * change freeze is in force (src/policy/freeze-condition.ts); every other key is an argument path.
+   */
+  when: z
+    .object({ freeze: freezeCondition.optional() })
+    .catchall(conditionSchema)
+    .superRefine((when, ctx) => {
+      for (const key of Object.keys(when)) {
+        if (key !== 'freeze' && !argPath.safeParse(key).success) {
+          ctx.addIssue({
+            code: 'custom',
+            path: [key],
+            message: 'expected an argument name or a dotted path such as params.env',
+          });
+        }
+      }
+    })
+    .default({}),
   outcome: z.enum(['allow', 'deny', 'ask'], { error: 'expected allow, deny or ask' }),
   /** Required for deny: what the model is told. */
   reason: z.string().min(1).max(500, { error: 'expected at most 500 characters' }).optional(),
@@ -110,7 +128,8 @@ function ruleProblems(rule: z.output<typeof ruleInput>, ctx: z.core.$RefinementC
     });
   }
   const listed = rule.approvers;
-  if (listed && !listed.some((id) => id.startsWith('S')) && listed.length < quorum) {
+  // A group or an on-call rotation may hold enough people; only a list of users alone is countable.
+  if (listed?.every((id) => typeof id === 'string' && !id.startsWith('S')) && listed.length < quorum) {
     ctx.addIssue({
       code: 'custom',
       path: ['quorum'],
@@ -139,12 +158,13 @@ export interface RuleCondition {
 
 const ruleSchema = ruleInput.superRefine(ruleProblems).transform((rule) => {
   const { when, ...rest } = rule;
-  const conditions: RuleCondition[] = Object.entries(when).map(([path, condition]) => ({
+  const { freeze, ...args } = when;
+  const conditions: RuleCondition[] = Object.entries(args).map(([path, condition]) => ({
     path,
     parts: path.split('.'),
-    condition,
+    condition: condition as Condition,
   }));
-  return { ...rest, conditions };
+  return { ...rest, conditions, ...(freeze ? { freeze: freeze as FreezeCondition } : {}) };
 });
 export type Rule = z.output<typeof ruleSchema>;
 

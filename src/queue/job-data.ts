@@ -1,6 +1,7 @@
 import { UnrecoverableError } from 'bullmq';
 import { z } from 'zod';
 import { isApprovalId, isRunId, runIdOf } from '../store/ids.js';
+import { traceCarrierSchema } from '../telemetry/carrier.js';
 import { JOB_NAMES, type JobName } from './names.js';
 
 /** Job payloads carry `v` so a worker of another version refuses what it cannot read. */
@@ -36,13 +37,21 @@ export const startJobSchema = z.strictObject({
    * run gets it as data, never as instructions.
    */
   viewing: z.strictObject({ channelId: slackId, teamId: slackId.optional() }).optional(),
+  /** The bot's span of the event (when tracing is on): the run's trace starts there. */
+  trace: traceCarrierSchema.optional(),
 });
 
 const belongsToRun = (data: { runId: string; approvalId: string }) => runIdOf(data.approvalId) === data.runId;
 
 /** An approval was decided: continue the run. */
 export const resumeJobSchema = z
-  .strictObject({ v: z.literal(JOB_DATA_VERSION), runId, approvalId })
+  .strictObject({
+    v: z.literal(JOB_DATA_VERSION),
+    runId,
+    approvalId,
+    /** The bot's span of the decision (when tracing is on): the resumed stretch links to it. */
+    trace: traceCarrierSchema.optional(),
+  })
   .refine(belongsToRun, 'approvalId must belong to runId');
 
 /** Someone asked to cancel the run. */
@@ -88,6 +97,16 @@ export const childEndJobSchema = z.strictObject({
   watch: z.number().int().min(1).max(1_000_000).optional(),
 });
 
+/**
+ * A run's ask for more budget of round `round` was answered (`budget_resume`), or its time is up
+ * (`budget_expire`, a delayed job: the durable timer).
+ */
+export const budgetJobSchema = z.strictObject({
+  v: z.literal(JOB_DATA_VERSION),
+  runId,
+  round: z.number().int().min(1).max(1_000),
+});
+
 export const jobSchemas = {
   start: startJobSchema,
   resume: resumeJobSchema,
@@ -97,6 +116,8 @@ export const jobSchemas = {
   escalate: escalateJobSchema,
   child_start: childStartJobSchema,
   child_end: childEndJobSchema,
+  budget_resume: budgetJobSchema,
+  budget_expire: budgetJobSchema,
 } as const;
 
 export type StartJobData = z.infer<typeof startJobSchema>;
@@ -107,6 +128,7 @@ export type RemindJobData = z.infer<typeof remindJobSchema>;
 export type EscalateJobData = z.infer<typeof escalateJobSchema>;
 export type ChildStartJobData = z.infer<typeof childStartJobSchema>;
 export type ChildEndJobData = z.infer<typeof childEndJobSchema>;
+export type BudgetJobData = z.infer<typeof budgetJobSchema>;
 export type JobData<N extends JobName> = z.infer<(typeof jobSchemas)[N]>;
 
 /** A job of the runs queue, discriminated by name. */
@@ -118,7 +140,8 @@ export type RunJob =
   | { name: 'remind'; data: RemindJobData }
   | { name: 'escalate'; data: EscalateJobData }
   | { name: 'child_start'; data: ChildStartJobData }
-  | { name: 'child_end'; data: ChildEndJobData };
+  | { name: 'child_end'; data: ChildEndJobData }
+  | { name: 'budget_resume' | 'budget_expire'; data: BudgetJobData };
 
 export const isJobName = (name: string): name is JobName => (JOB_NAMES as readonly string[]).includes(name);
 
@@ -154,6 +177,9 @@ export function parseJobData(name: string, data: unknown): RunJob {
       return { name, data: check(name, childStartJobSchema, data) };
     case 'child_end':
       return { name, data: check(name, childEndJobSchema, data) };
+    case 'budget_resume':
+    case 'budget_expire':
+      return { name, data: check(name, budgetJobSchema, data) };
   }
 }
 

@@ -31,6 +31,10 @@ export const childStartJobId = (childRunId: string): string => `child-start-${en
 export const childEndJobId = (childRunId: string, watch?: number): string =>
   `child-end-${encode(childRunId)}${watch === undefined ? '' : `.w${watch}`}`;
 
+/** One resume and one expiry timer per round of a run's ask for more budget. */
+export const budgetJobId = (kind: 'resume' | 'expire', runId: string, round: number): string =>
+  `budget-${kind}-${encode(runId)}.${round}`;
+
 export function jobIdFor(job: RunJob): string {
   switch (job.name) {
     case 'start':
@@ -51,5 +55,9 @@ export function jobIdFor(job: RunJob): string {
       return childStartJobId(job.data.runId);
     case 'child_end':
       return childEndJobId(job.data.childRunId, job.data.watch);
+    case 'budget_resume':
+      return budgetJobId('resume', job.data.runId, job.data.round);
+    case 'budget_expire':
+      return budgetJobId('expire', job.data.runId, job.data.round);
   }
 }

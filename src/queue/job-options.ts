@@ -19,8 +19,11 @@ export const DEFAULT_JOB_OPTIONS = {
   removeOnFail: { age: 7 * 24 * HOUR_S, count: 10_000 },
 } as const satisfies JobsOptions;
 
-/** Jobs that are durable timers: an approval's expiry, reminder and escalation, a sub-agent's safety check. */
-const TIMERS: ReadonlySet<JobName> = new Set(['expire', 'remind', 'escalate', 'child_end']);
+/**
+ * Jobs that are durable timers: an approval's expiry, reminder and escalation, a sub-agent's safety
+ * check, a budget ask's expiry.
+ */
+const TIMERS: ReadonlySet<JobName> = new Set(['expire', 'remind', 'escalate', 'child_end', 'budget_expire']);
 
 /** Options of one job: the defaults, its id, and for a timer its delay. */
 export function jobOptions(name: JobName, jobId: string, delayMs = 0): JobsOptions {

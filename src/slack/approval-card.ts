@@ -3,7 +3,9 @@
  * and Reject buttons whose `value` is only the approval id. After a decision (or expiry, cancel, unknown
  * outcome) the same builder renders the card without decision buttons, to replace it in place.
  */
-import type { GatedCall } from '../loop/types.js';
+import { approverMentions } from '../approvers/mentions.js';
+import type { ApproverIds, OncallShown } from '../approvers/resolve.js';
+import type { CallPlan, GatedCall } from '../loop/types.js';
 import { argsDiff } from './args-diff.js';
 import { renderArguments } from './arguments-text.js';
 import {
@@ -21,12 +23,12 @@ import { SLACK_LIMITS } from './limits.js';
 import {
   escapeAndTruncate,
   escapeMrkdwn,
-  mention,
   showInvisible,
   slackDate,
   truncate,
   userMention,
 } from './mrkdwn.js';
+import { planDiff } from './plan-diff.js';
 
 export type ApprovalStatus =
   | 'pending'
@@ -50,12 +52,21 @@ export interface ApprovalView {
   argsHash: string;
   /** The tool's preview (Markdown from the tool), shown escaped. */
   preview?: string | null;
+  /** The tool's plan of the call (what executing would change), or why it could not be computed. */
+  plan?: CallPlan;
+  /**
+   * The call was approved, but its plan changed before it ran: it did not run, and this round asks again.
+   * `before`: the plan that was approved (absent: none was shown, e.g. after an edit).
+   */
+  planChanged?: { before?: CallPlan };
   /** The model's stated reason for the call. */
   reason?: string | null;
   /** Slack user id of the person whose question started the run. */
   requesterId: string;
-  /** Who may decide: Slack user ids and user group ids. */
-  approvers: { users: readonly string[]; groups: readonly string[] };
+  /** Who may decide: Slack user ids, user group ids and on-call sources. */
+  approvers: ApproverIds;
+  /** Who is on call now for each of `approvers.oncall` (resolved when the card is drawn), in order. */
+  oncallNow?: readonly OncallShown[];
   /** Epoch ms. */
   expiresAt: number;
   status: ApprovalStatus;
@@ -81,6 +92,16 @@ export interface ApprovalView {
   escalatedAt?: number;
   /** The sub-agent whose run asks for the call, working for the requester (absent: their own run). */
   agent?: string;
+  /**
+   * The call is in shadow mode: it was not executed and never will be; the card asks what people would
+   * decide (Would approve / Would reject) until someone answered.
+   */
+  shadow?: {
+    why: string;
+    /** When it was asked (epoch ms), for the time to decide. */
+    askedAt: number;
+    decided?: { decision: 'would_approve' | 'would_reject'; by: string; at: number };
+  };
 }
 
 const EFFECT_SENTENCE: Record<GatedCall['effect'], string> = {
@@ -101,13 +122,14 @@ const HEADER: Record<ApprovalStatus, string> = {
 };
 
 const FULL_TEXT_BUTTON = 'Full text';
+const FENCE = '```';
 
 /** Approvers listed on the card; more are summarised as a count. */
 const MAX_LISTED_APPROVERS = 15;
 const SECTION_LABEL_ROOM = 40;
 
 function approversText(view: ApprovalView): string {
-  const all = [...view.approvers.users.map(userMention), ...view.approvers.groups.map(mention)];
+  const all = approverMentions(view.approvers, view.oncallNow);
   if (all.length === 0) return '_nobody is configured_';
   const listed = all.slice(0, MAX_LISTED_APPROVERS).join(', ');
   const more = all.length - MAX_LISTED_APPROVERS;
@@ -205,6 +227,30 @@ function editedText(edited: NonNullable<ApprovalView['edited']>, args: unknown):
   return { text: fitted.text, cut: cut || fitted.cut };
 }
 
+/** What changed since the approval, as a short line diff (both plans whole under Full text). */
+function planChangedText(view: ApprovalView): Fitted {
+  const before = view.planChanged?.before;
+  const head =
+    ':warning: *The plan changed* since this call was approved, so it did *not* run. The earlier approval no longer counts: approve again to run it with the plan below.';
+  if (!before?.ok || !view.plan?.ok) {
+    return fitSection(`${head}\n_No approved plan to compare with (it was edited, or its plan failed)._`);
+  }
+  const diff = planDiff(before.text, view.plan.text);
+  const lines = diff.lines.map((l) => escapeAndTruncate(showInvisible(l), 200, '…'));
+  const more = diff.more > 0 ? `\n… and ${diff.more} more changed lines` : '';
+  const body = lines.join('\n') || '(only the tool sees a difference)';
+  const fitted = fitSection(`${head}\n${FENCE}\n${body}\n${FENCE}${more}`);
+  return { text: fitted.text, cut: fitted.cut || diff.more > 0 };
+}
+
+/** The plan, or why it could not be computed: a call never runs on a plan nobody was shown. */
+function planBlock(plan: CallPlan): KnownBlock {
+  if (plan.ok) return labelled('Plan (what it would change now)', showInvisible(plan.text));
+  return section(
+    `*Plan*: could not be computed (${escapeAndTruncate(plan.error, 1_000, '…')}). Nothing runs on a plan nobody saw: approving asks again with a fresh plan first.`,
+  );
+}
+
 interface Fitted {
   text: string;
   /** Something was left out: the card points to Full text. */
@@ -224,6 +270,19 @@ function quorumText(view: ApprovalView): string {
   return `*Approvals:* ${votes.length} of ${view.quorum}${who} · needs ${view.quorum} different approvers; it runs once the last one approves`;
 }
 
+/** The header of a shadow card: nobody can mistake it for a call that runs. */
+export const SHADOW_HEADER = '👻 Shadow: this will not run';
+
+function shadowText(shadow: NonNullable<ApprovalView['shadow']>): string {
+  const head = `:ghost: *Shadow mode* (${escapeAndTruncate(shadow.why, 300)}): this call was *not executed* and will not run. The agent was told so.`;
+  const d = shadow.decided;
+  if (!d)
+    return `${head}\nWould you approve it? Your answer is only recorded, to measure what people would decide; nothing runs either way.`;
+  const verb = d.decision === 'would_approve' ? 'would have approved' : 'would have rejected';
+  const after = Math.max(0, Math.round((d.at - shadow.askedAt) / 1000));
+  return `${head}\n${userMention(d.by)} *${verb}* it${when(d.at)} (${after} s after it was asked). Nothing ran.`;
+}
+
 function buttonsFor(view: ApprovalView, shortened: boolean): Button[] {
   const details = [
     ...(shortened
@@ -231,6 +290,14 @@ function buttonsFor(view: ApprovalView, shortened: boolean): Button[] {
       : []),
     button({ actionId: ACTION_IDS.details, text: 'Details', value: view.runId }),
   ];
+  if (view.shadow) {
+    if (view.shadow.decided) return details;
+    return [
+      button({ actionId: ACTION_IDS.wouldApprove, text: 'Would approve', value: view.approvalId }),
+      button({ actionId: ACTION_IDS.wouldReject, text: 'Would reject', value: view.approvalId }),
+      ...details,
+    ];
+  }
   switch (view.status) {
     case 'pending':
       return [
@@ -291,6 +358,8 @@ function buttonsFor(view: ApprovalView, shortened: boolean): Button[] {
 
 function fallbackText(view: ApprovalView): string {
   const tool = escapeMrkdwn(view.tool);
+  if (view.shadow)
+    return `Shadow (will not run): ${tool} (${view.effect}), asked by ${userMention(view.requesterId)}`;
   if (view.status === 'pending') {
     const via = view.agent ? ` through the sub-agent ${escapeMrkdwn(view.agent)}` : '';
     return `Approval needed: ${tool} (${view.effect}), asked by ${userMention(view.requesterId)}${via}`;
@@ -301,7 +370,8 @@ function fallbackText(view: ApprovalView): string {
 /** The card for `view.status`: buttons while pending, the decision afterwards. */
 export function approvalCard(view: ApprovalView): SlackMessage {
   const blocks: KnownBlock[] = [
-    header(`${HEADER[view.status]}: ${view.tool}`),
+    header(view.shadow ? `${SHADOW_HEADER}: ${view.tool}` : `${HEADER[view.status]}: ${view.tool}`),
+    ...(view.shadow ? [section(fitSection(shadowText(view.shadow)).text)] : []),
     section(
       `\`${escapeAndTruncate(view.tool, 200, '…')}\` is a *${view.effect}* tool: it ${EFFECT_SENTENCE[view.effect]}.`,
     ),
@@ -311,10 +381,13 @@ export function approvalCard(view: ApprovalView): SlackMessage {
   const label = `*Arguments*${view.edited ? ' (as edited)' : ''}\n`;
   const args = renderArguments(view.args, SLACK_LIMITS.sectionText - label.length);
   const edited = view.edited ? editedText(view.edited, view.args) : null;
-  const decision = view.status === 'pending' ? null : fitSection(decisionText(view));
+  const decision = view.status === 'pending' || view.shadow ? null : fitSection(decisionText(view));
+  const changed = view.planChanged ? planChangedText(view) : null;
   const shortened =
     args.truncated ||
     Boolean(edited?.cut) ||
+    Boolean(changed?.cut) ||
+    (view.plan?.ok === true && !fitsLabelled(showInvisible(view.plan.text))) ||
     (view.preview != null && !fitsLabelled(showInvisible(view.preview))) ||
     (view.reason != null && showInvisible(view.reason).length > REASON_CHARS);
   blocks.push(section(`${label}${args.text}`));
@@ -326,14 +399,18 @@ export function approvalCard(view: ApprovalView): SlackMessage {
   }
   if (view.reason) blocks.push(reasonBlock(view.reason));
   if (view.preview) blocks.push(labelled('Preview', showInvisible(view.preview)));
+  if (changed) blocks.push(section(changed.text));
+  if (view.plan) blocks.push(planBlock(view.plan));
 
   const via = view.agent ? ` through the sub-agent \`${escapeAndTruncate(view.agent, 100, '…')}\`` : '';
   const asked = `Asked by ${userMention(view.requesterId)}${via}`;
   blocks.push(
     context(
-      view.status === 'pending'
-        ? `${asked} · Can decide: ${approversText(view)}${view.escalatedAt ? ' (escalated)' : ''} · Expires ${slackDate(view.expiresAt)}`
-        : asked,
+      view.shadow
+        ? `${asked}${view.shadow.decided ? '' : ` · Can answer: ${approversText(view)}`}`
+        : view.status === 'pending'
+          ? `${asked} · Can decide: ${approversText(view)}${view.escalatedAt ? ' (escalated)' : ''} · Expires ${slackDate(view.expiresAt)}`
+          : asked,
     ),
   );
   if (view.rule) blocks.push(context(`Policy: ${escapeAndTruncate(view.rule, 300)}`));

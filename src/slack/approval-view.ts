@@ -1,3 +1,4 @@
+import { type ApproverLookups, type OncallShown, resolveOncall } from '../approvers/resolve.js';
 import type { ApprovalRecord } from '../store/records.js';
 import type { ApprovalStatus, ApprovalView } from './approval-card.js';
 
@@ -34,6 +35,8 @@ export function approvalViewFromRecord(
     args: record.args,
     argsHash: record.argsHash,
     preview: record.preview,
+    ...(record.plan ? { plan: record.plan } : {}),
+    ...(record.replanOf ? { planChanged: record.replanOf.plan ? { before: record.replanOf.plan } : {} } : {}),
     reason: record.reason,
     requesterId: record.requester,
     approvers: record.approvers,
@@ -45,5 +48,30 @@ export function approvalViewFromRecord(
     ...(outcome ? { outcome } : {}),
     ...policyView(record),
     ...(record.agent ? { agent: record.agent } : {}),
+    ...(record.via === 'shadow'
+      ? {
+          shadow: {
+            why:
+              /^shadow mode \((.*)\): not executed$/s.exec(record.decisionReason ?? '')?.[1] ?? 'shadow mode',
+            askedAt: record.createdAt,
+            ...(record.shadowDecision ? { decided: record.shadowDecision } : {}),
+          },
+        }
+      : {}),
   };
+}
+
+/**
+ * The card of an approval as it stands now, for every redraw by the bot or a worker: a pending approval
+ * with on-call approvers names who is on call at this moment (`shown`, when the caller resolved it
+ * already, else resolved here), so a handoff shows on the next redraw.
+ */
+export async function approvalViewNow(
+  record: ApprovalRecord,
+  lookups: Pick<ApproverLookups, 'oncall'>,
+  shown?: readonly OncallShown[],
+): Promise<ApprovalView> {
+  const view = approvalViewFromRecord(record);
+  if (record.status !== 'pending' || !record.approvers.oncall?.length) return view;
+  return { ...view, oncallNow: shown ?? (await resolveOncall(record.approvers, lookups)) };
 }

@@ -16,12 +16,15 @@ export class SlackCallError extends LoopgateError {
 export function slackErrorCode(error: unknown): string {
   if (error !== null && typeof error === 'object') {
     const e = error as {
+      code?: unknown;
       data?: { error?: unknown };
       statusCode?: unknown;
       retryAfter?: unknown;
       original?: { message?: unknown };
     };
     if (typeof e.data?.error === 'string') return e.data.error;
+    // No slot of the shared rate budget came in time (src/slack/rate): nothing was sent.
+    if (e.code === 'rate_budget_exhausted') return 'rate_budget_exhausted';
     if (typeof e.statusCode === 'number') return `http_${e.statusCode}`;
     if (typeof e.retryAfter === 'number') return 'ratelimited';
     // The WebClient reports retries exhausted on 429s as a request error wrapping this message.

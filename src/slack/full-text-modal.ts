@@ -1,5 +1,6 @@
 /**
- * The Full text modal of an approval card: the complete arguments, preview and stated reason of one gated
+ * The Full text modal of an approval card: the complete arguments, preview, plan (and the approved plan
+ * when it changed) and stated reason of one gated
  * call, never shortened, across as many section blocks as they need. The engine refuses arguments longer
  * than MAX_SHOWN_ARGUMENT_CHARS before asking anyone, which (at most 8 shown characters per character, for
  * `⟨U+202E⟩`) fits in the modal's 100 blocks with room for a tool's preview.
@@ -64,6 +65,14 @@ export function fullTextModal(view: ApprovalView): ModalView {
   }
   if (view.preview)
     blocks.push(...labelledPieces('Preview', escapeMrkdwn(showInvisible(view.preview)), false));
+  if (view.plan?.ok)
+    blocks.push(...labelledPieces('Plan', escapeMrkdwn(showInvisible(view.plan.text)), true));
+  const approvedPlan = view.planChanged?.before;
+  if (approvedPlan?.ok) {
+    blocks.push(
+      ...labelledPieces('The plan that was approved', escapeMrkdwn(showInvisible(approvedPlan.text)), true),
+    );
+  }
   if (view.reason) {
     blocks.push(...labelledPieces("Why (the model's words)", escapeMrkdwn(showInvisible(view.reason)), true));
   }

@@ -19,6 +19,14 @@ export const ACTION_IDS = {
   approveGrant: 'loopgate_approve_grant',
   /** value: a grant reference (see src/policy/grant-store.ts). Revokes that grant. */
   revokeGrant: 'loopgate_revoke_grant',
+  /** value: the approval id of a shadow call. Records what the clicker would decide; nothing runs. */
+  wouldApprove: 'loopgate_would_approve',
+  /** value: the approval id of a shadow call. */
+  wouldReject: 'loopgate_would_reject',
+  /** On a budget ask card; value: `<runId>/<round>` (budget-card.ts). Grants the offered budget. */
+  budgetContinue: 'loopgate_budget_continue',
+  /** On a budget ask card; value: `<runId>/<round>`. Ends the run with its stop reason. */
+  budgetStop: 'loopgate_budget_stop',
   /** The feedback buttons under an answer; value: `good:<runId>` or `bad:<runId>` (final-answer.ts). */
   feedback: 'loopgate_feedback',
 } as const;

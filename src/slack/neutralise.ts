@@ -48,8 +48,10 @@ function rewriteToken(inside: string): string {
 export function neutraliseAnswer(text: string): string {
   return text.replace(TOKEN, (lt: string, inside: string | undefined, at: number) => {
     if (inside !== undefined) return rewriteToken(inside);
+    // A `<` before another `<` is defused too: the next one may become text (a rewritten token) that
+    // this `<` would then open.
     const next = text[at + 1];
-    return next === undefined || /[\s<>]/.test(next) ? lt : DEFUSED_LT;
+    return next === undefined || /[\s>]/.test(next) ? lt : DEFUSED_LT;
   });
 }
 
@@ -63,7 +65,10 @@ export class AnswerNeutraliser {
     const open = text.lastIndexOf('<');
     const cut = open >= 0 && UNDECIDED.test(text.slice(open)) ? open : text.length;
     this.held = text.slice(cut);
-    return neutraliseAnswer(text.slice(0, cut));
+    if (cut === text.length) return neutraliseAnswer(text);
+    // Released with the held `<` after it, so a `<` just before it is judged as in the whole text; that
+    // held `<` comes out as itself (one character), which is dropped.
+    return neutraliseAnswer(text.slice(0, cut + 1)).slice(0, -1);
   }
 
   /** The text is complete: returns the rest, neutralised. */

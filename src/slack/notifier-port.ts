@@ -4,6 +4,7 @@
  */
 import type { StopReason } from '../loop/types.js';
 import type { ApprovalView } from './approval-card.js';
+import type { BudgetCardView } from './budget-card.js';
 
 /**
  * Where a run lives in Slack: the store's SlackContext (src/store/records.ts) plus the run id, so the
@@ -42,8 +43,10 @@ export interface FinalAnswer {
 export type ReactionPhase = 'working' | 'done' | 'failed';
 
 /**
- * Contract: only `approvalCard` throws (a SlackCallError: no card exists, the caller must not wait for a
- * click on it). Every other method logs Slack failures with the run id and resolves.
+ * Contract: only `approvalCard` and `budgetCard` throw (a SlackCallError: no card exists, the caller must not wait for a
+ * click on it), and `finalAnswer` when the shared rate budget gave it no slot within its wait
+ * (SlackBudgetExhausted: nothing of the answer was posted; the caller keeps it and tries later). Every
+ * other method logs Slack failures with the run id and resolves.
  */
 export interface Notifier {
   /**
@@ -59,9 +62,14 @@ export interface Notifier {
   approvalCard(ctx: RunSlackContext, view: ApprovalView): Promise<PostedMessage>;
   /** Replaces a card in place; false when Slack refused (logged). */
   updateCard(ref: RunRef, card: PostedMessage, view: ApprovalView): Promise<boolean>;
+  /** Posts a run's ask for more budget (throws like `approvalCard`: nobody can click a card not there). */
+  budgetCard(ctx: RunSlackContext, view: BudgetCardView): Promise<PostedMessage>;
+  /** Replaces a budget card in place; false when Slack refused (logged). */
+  updateBudgetCard(ref: RunRef, card: PostedMessage, view: BudgetCardView): Promise<boolean>;
   /**
    * Posts the answer (several messages when long), then removes the placeholder. Returns the first
-   * message's ts, or null when posting failed (logged).
+   * message's ts, or null when posting failed (logged). Rejects with SlackBudgetExhausted when no slot
+   * came for its first message in time.
    */
   finalAnswer(ctx: RunSlackContext, answer: FinalAnswer): Promise<string | null>;
   /**

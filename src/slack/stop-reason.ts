@@ -9,7 +9,8 @@ export const STOP_REASON_SENTENCE: Record<StopReason, string> = {
   cost_budget: 'I stopped because the run reached its cost limit.',
   loop_detected: 'I stopped because I kept making the same call with the same arguments.',
   tool_errors: 'I stopped because too many tool calls failed in a row.',
-  model_error: 'I stopped because the language model could not be reached or gave unusable replies.',
+  model_error:
+    'I stopped because the language model could not be reached, refused the request, or gave unusable replies.',
   validation_failed: 'I stopped because I could not produce an answer that passed the checks.',
   output_limit:
     'I stopped because the answer was cut off at the token limit, even when I asked for a shorter one.',

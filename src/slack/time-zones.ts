@@ -3,14 +3,16 @@
  * asker's own time. Cached per user (people rarely move); concurrent lookups of one user share one call.
  * A lookup never holds a run up for long: past `waitMs` the run starts without a zone (the tool falls back
  * to UTC) and a late answer still fills the cache for the next run. Failures (e.g. the app lacks the
- * `users:read` scope) are logged once per error code and cached briefly.
+ * `users:read` scope) are logged once per error code and cached briefly. A lookup skipped because Slack's
+ * rate budget had no room (a storm of new askers) is neither logged nor cached: the next run asks again.
  */
 import { z } from 'zod';
 import type { Clock, Logger } from '../loop/types.js';
 import { slackErrorCode } from './errors.js';
+import { SlackBudgetExhausted } from './rate/slack-budget.js';
 
 export interface TimeZoneLookupOptions {
-  /** `users.info` for one user; the raw Web API reply. */
+  /** `users.info` for one user; the raw Web API reply. Rejects with SlackBudgetExhausted to skip it. */
   usersInfo: (userId: string) => Promise<unknown>;
   clock: Clock;
   logger: Logger;
@@ -45,6 +47,7 @@ export function createTimeZoneLookup(options: TimeZoneLookupOptions): TimeZoneLo
         return zone;
       })
       .catch((err: unknown) => {
+        if (err instanceof SlackBudgetExhausted) return undefined;
         const code = err instanceof z.ZodError ? 'unreadable_reply' : slackErrorCode(err);
         if (!warned.has(code)) {
           warned.add(code);

@@ -194,8 +194,9 @@ function summary(view: TraceView): KnownBlock[] {
   const compacted = view.compactions?.length ?? 0;
   if (compacted > 0) facts.push(`context compacted ${compacted} time${compacted === 1 ? '' : 's'}`);
   if (view.usage) {
-    const { inputTokens, outputTokens, costUsd, activeMs } = view.usage;
-    facts.push(`${inputTokens + outputTokens} tokens (${inputTokens} in, ${outputTokens} out)`);
+    const { inputTokens, outputTokens, cachedInputTokens, costUsd, activeMs } = view.usage;
+    const cached = cachedInputTokens ? `, ${cachedInputTokens} of them cached` : '';
+    facts.push(`${inputTokens + outputTokens} tokens (${inputTokens} in${cached}, ${outputTokens} out)`);
     facts.push(`$${costUsd.toFixed(4)}`);
     facts.push(`${formatDuration(activeMs)} active`);
   }

@@ -69,7 +69,14 @@ export interface TraceView {
   steps: TraceStep[];
   /** The compactions, oldest first; absent when there were none. */
   compactions?: TraceCompaction[];
-  usage?: { inputTokens: number; outputTokens: number; costUsd: number; activeMs: number };
+  usage?: {
+    inputTokens: number;
+    outputTokens: number;
+    /** Of the input, tokens the server read from its prompt cache; absent when it reported none. */
+    cachedInputTokens?: number;
+    costUsd: number;
+    activeMs: number;
+  };
   /** Set on a sub-agent's run: whose call it answers. */
   agent?: AgentLink;
   /** Feedback people gave on the answer (the feedback buttons), oldest first; absent: none. */
@@ -217,7 +224,7 @@ export function traceFromRunState(state: RunState, timings: TraceTimings = {}): 
     });
   }
 
-  const { inputTokens, outputTokens, costUsd, activeMs } = state.usage;
+  const { inputTokens, outputTokens, cachedInputTokens, costUsd, activeMs } = state.usage;
   const compactions = compactionsOf(state, timings);
   return {
     runId: state.runId,
@@ -226,7 +233,13 @@ export function traceFromRunState(state: RunState, timings: TraceTimings = {}): 
     stopMessage: state.stopMessage,
     steps,
     ...(compactions.length > 0 ? { compactions } : {}),
-    usage: { inputTokens, outputTokens, costUsd, activeMs },
+    usage: {
+      inputTokens,
+      outputTokens,
+      ...(cachedInputTokens ? { cachedInputTokens } : {}),
+      costUsd,
+      activeMs,
+    },
     ...(state.agent ? { agent: state.agent } : {}),
   };
 }

@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { GatedCall } from '../loop/types.js';
+import { mergeApprovers } from '../approvers/approvers.js';
+import { sourceLabel } from '../approvers/oncall/source.js';
+import type { CallPlan, GatedCall } from '../loop/types.js';
 import type { AuditLog } from './audit-log.js';
 import type { StoreContext } from './context.js';
 import { badReply, decode, replyArray } from './decode.js';
-import { StoreError } from './errors.js';
+import { StoreError, scriptError } from './errors.js';
 import { approvalIdFor, nextRoundOf, runIdOf } from './ids.js';
+import { planRound } from './plan-round.js';
 import {
   type ApprovalDecision,
   type ApprovalRecord,
@@ -42,7 +45,8 @@ export interface NewApproval {
    */
   decided?: {
     status: 'approved' | 'rejected';
-    via: 'rule' | 'grant';
+    /** `shadow`: closed as not executed (status `rejected`), the shadow card asks what people would do. */
+    via: 'rule' | 'grant' | 'shadow';
     /** The grant's approver, for `via: grant`. */
     by?: string;
     reason: string;
@@ -70,6 +74,8 @@ export interface DecideInput {
   now: number;
   /** Link to the card or thread, kept in the audit log. */
   permalink?: string;
+  /** A person's approval counts against this quorum instead of the stored one (the rule in force changed). */
+  quorum?: number;
 }
 
 export interface DecideResult {
@@ -118,6 +124,7 @@ export class ApprovalStore {
         argsHash: a.call.argsHash,
         args: a.call.args,
         preview: a.call.preview ?? null,
+        ...(a.call.plan ? { plan: a.call.plan } : {}),
         reason: a.call.reason ?? null,
         idempotent: a.call.idempotent,
         requester: input.requester,
@@ -189,7 +196,7 @@ export class ApprovalStore {
       this.ctx.keys.run(runIdOf(approvalId)).header,
     ];
     const nonce = randomUUID();
-    const args = [decision, input.decidedBy ?? '', input.reason ?? '', input.now, nonce];
+    const args = [decision, input.decidedBy ?? '', input.reason ?? '', input.now, nonce, input.quorum ?? ''];
     const byPerson = decision === 'approved' || decision === 'rejected';
     const { reply, confirmed, replicas } = byPerson
       ? await scriptWithWait(this.ctx, 'decideApproval', keys, args)
@@ -350,6 +357,45 @@ export class ApprovalStore {
   }
 
   /**
+   * An approved call's plan changed before it ran: stores `planRound(record, plan, now)` as the next round
+   * (pending, asked again) and marks `record` superseded by it. Idempotent: a resend returns the round
+   * made first. Throws `not_found`, `not_approved` (the round is not approved, or its execution began),
+   * `run_ended`. Audited as a `plan_changed` event on the approved round.
+   */
+  async askAgainForPlan(record: ApprovalRecord, plan: CallPlan, now: number): Promise<ApprovalRecord> {
+    const next = planRound(record, plan, now);
+    const runKeys = this.ctx.keys.run(record.runId);
+    const fields = approvalToHash(next);
+    const reply = await this.ctx.script(
+      'askAgainForPlan',
+      [
+        this.ctx.keys.approval(record.approvalId),
+        this.ctx.keys.approval(next.approvalId),
+        this.ctx.keys.ledger(record.approvalId),
+        runKeys.header,
+        runKeys.approvals,
+      ],
+      [next.approvalId, 'the plan changed before it ran: asked again', fields.length, ...fields],
+    );
+    const [, ...pairs] = replyArray('askAgainForPlan', reply, { approvalId: record.approvalId });
+    const stored = decode(`approval ${next.approvalId}`, { approvalId: next.approvalId }, () =>
+      approvalFromHash(hashFromPairs(pairs)),
+    );
+    const index = this.ctx.keys.pendingApprovals;
+    await Promise.all([
+      this.ctx.redis.zrem(index, record.approvalId),
+      stored.status === 'pending' ? this.ctx.redis.zadd(index, stored.expiresAt, stored.approvalId) : 0,
+    ]);
+    const hashOf = (p: CallPlan | undefined) => (p?.ok ? p.hash.slice(0, 12) : 'none');
+    await this.audit.appendEvent(record, {
+      event: 'plan_changed',
+      note: `approved plan ${hashOf(record.plan)}, current plan ${hashOf(plan)}; asked again as ${stored.approvalId}`,
+      at: now,
+    });
+    return stored;
+  }
+
+  /**
    * Adds the escalation approvers of a still-pending approval (once). Returns the record and whether this
    * call escalated it; audited as an escalation when it did.
    */
@@ -359,10 +405,7 @@ export class ApprovalStore {
   ): Promise<{ record: ApprovalRecord; changed: boolean } | null> {
     const current = await this.get(approvalId);
     if (!current?.escalation) return null;
-    const merged = {
-      users: [...new Set([...current.approvers.users, ...current.escalation.to.users])],
-      groups: [...new Set([...current.approvers.groups, ...current.escalation.to.groups])],
-    };
+    const merged = mergeApprovers(current.approvers, current.escalation.to);
     const reply = await this.ctx.script(
       'escalateApproval',
       [this.ctx.keys.approval(approvalId)],
@@ -373,7 +416,11 @@ export class ApprovalStore {
       approvalFromHash(hashFromPairs(pairs)),
     );
     if (changed === 1) {
-      const added = [...current.escalation.to.users, ...current.escalation.to.groups].join(',');
+      const added = [
+        ...current.escalation.to.users,
+        ...current.escalation.to.groups,
+        ...(current.escalation.to.oncall ?? []).map((o) => sourceLabel(o.source)),
+      ].join(',');
       await this.audit.appendEvent(record, { event: 'escalation', note: `added ${added}`, at: now });
     }
     return { record, changed: changed === 1 };
@@ -418,6 +465,36 @@ export class ApprovalStore {
   }
 
   /** Records where the approval card was posted. Returns false when the approval is gone. */
+  /**
+   * Records Would approve / Would reject on a shadow call (first click wins; the record stays closed and
+   * never gets a ledger entry), audited as `shadow_decision`. Throws `not_found`, or `not_shadow` for a
+   * call that is not in shadow mode. `won`: this click's decision is the one recorded.
+   */
+  async shadowDecide(input: {
+    approvalId: string;
+    decision: 'would_approve' | 'would_reject';
+    by: string;
+    now: number;
+    permalink?: string;
+  }): Promise<{ record: ApprovalRecord; won: boolean }> {
+    const { approvalId } = input;
+    const value = JSON.stringify({ decision: input.decision, by: input.by, at: input.now });
+    const reply = await this.ctx.script('shadowDecide', [this.ctx.keys.approval(approvalId)], [value]);
+    if (typeof reply === 'number') throw scriptError('shadowDecide', reply, { approvalId });
+    const [won, ...pairs] = replyArray('shadowDecide', reply, { approvalId });
+    const record = decode(`approval ${approvalId}`, { approvalId }, () =>
+      approvalFromHash(hashFromPairs(pairs)),
+    );
+    if (won === 1) {
+      await this.audit.appendEvent(
+        record,
+        { event: 'shadow_decision', decider: input.by, note: input.decision, at: input.now },
+        input.permalink,
+      );
+    }
+    return { record, won: won === 1 };
+  }
+
   async setCard(approvalId: string, card: { channel: string; ts: string }): Promise<boolean> {
     const reply = await this.ctx.script(
       'updateIfExists',
@@ -468,6 +545,32 @@ export class ApprovalStore {
     const stale = ids.filter((_, i) => found[i]?.status !== 'pending');
     if (stale.length > 0) await this.ctx.redis.zrem(key, ...stale);
     return found.filter((r): r is ApprovalRecord => r?.status === 'pending');
+  }
+
+  /**
+   * How long (ms) the oldest pending approval has waited, among the `sample` soonest to expire (the
+   * index is ordered by expiry; with one approval time for all, the soonest to expire are the oldest).
+   * 0 when none waits. For /metrics: bounded work per scrape.
+   */
+  async oldestPendingAgeMs(now: number, sample = 100): Promise<number> {
+    const ids = await this.ctx.redis.zrangebyscore(
+      this.ctx.keys.pendingApprovals,
+      now,
+      '+inf',
+      'LIMIT',
+      0,
+      sample,
+    );
+    if (ids.length === 0) return 0;
+    // One read per approval, not a pipeline: on a cluster each run's approvals are in their own slot.
+    const replies = await Promise.all(
+      ids.map((id) => this.ctx.redis.hmget(this.ctx.keys.approval(id), 'createdAt', 'status')),
+    );
+    let oldest = now;
+    for (const [createdAt, status] of replies) {
+      if (status === 'pending' && createdAt) oldest = Math.min(oldest, Number(createdAt));
+    }
+    return Math.max(0, now - oldest);
   }
 
   private unconfirmed(approvalId: string, replicas: number): StoreError {

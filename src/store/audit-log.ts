@@ -16,6 +16,20 @@ export const auditEventSchema = z.enum([
   /** A grant was created ("Approve and allow similar calls") or revoked. */
   'grant',
   'grant_revoked',
+  /** A call in shadow mode was shown and not executed (its approval record is closed at once). */
+  'shadow',
+  /** Someone clicked Would approve / Would reject on a shadow card: `note` says which. */
+  'shadow_decision',
+  /**
+   * An approved call's plan changed before it ran: it did not run and a new round asks again. `note`
+   * holds the approved and the current plan's hashes.
+   */
+  'plan_changed',
+  /**
+   * A run's ask for more budget was answered (budget-ask-store.ts): `tool` is `budget:<stop reason>`,
+   * `approvalId` `<runId>.budget.<round>`, `note` the offer (JSON); approved means granted.
+   */
+  'budget_extension',
 ]);
 export type AuditEvent = z.infer<typeof auditEventSchema>;
 
@@ -55,6 +69,19 @@ export const auditEntrySchema = z.strictObject({
   note: text,
 });
 export type AuditEntry = z.infer<typeof auditEntrySchema>;
+
+/** What the audit keeps of an answered budget ask (budget-ask-store.ts's record). */
+export interface AnsweredBudgetAsk {
+  runId: string;
+  round: number;
+  reason: string;
+  requester: string;
+  status: string;
+  offer: object;
+  createdAt: number;
+  decidedBy?: string | undefined;
+  decidedAt?: number | undefined;
+}
 
 export interface AuditExtra {
   event?: AuditEvent;
@@ -105,6 +132,9 @@ export class AuditLog {
   /** Appends the decision recorded on `record`; returns the stream entry id. */
   async appendDecision(record: ApprovalRecord, permalink?: string): Promise<string> {
     if (record.status === 'pending') throw new TypeError(`approval ${record.approvalId} is not decided`);
+    // A shadow call decides nothing: it is its own event, so readers of decisions (replay) never count it.
+    if (record.via === 'shadow')
+      return this.append({ ...entryOf(record, permalink), event: 'shadow', decision: '' });
     return this.append(entryOf(record, permalink));
   }
 
@@ -151,6 +181,30 @@ export class AuditLog {
       rule: grant.rule,
       grantId: grant.grantId,
       note: `${values} in ${grant.scope} ${grant.scope === 'run' ? grant.runId : `${grant.channelId}/${grant.threadTs}`} until ${new Date(grant.expiresAt).toISOString()}`,
+    });
+  }
+
+  /** Appends the answer to a run's ask for more budget (granted, refused, expired or cancelled). */
+  async appendBudgetAnswer(record: AnsweredBudgetAsk): Promise<string> {
+    if (record.status === 'pending') throw new TypeError(`the budget ask of ${record.runId} is not answered`);
+    const decision =
+      record.status === 'granted' ? 'approved' : record.status === 'refused' ? 'rejected' : record.status;
+    return this.append({
+      ...auditEntrySchema.parse({
+        approvalId: `${record.runId}.budget.${record.round}`,
+        runId: record.runId,
+        tool: `budget:${record.reason}`,
+        argsHash: '',
+        requester: record.requester,
+        decider: record.decidedBy ?? '',
+        decision,
+        reason: '',
+        requestedAt: record.createdAt,
+        decidedAt: record.decidedAt ?? 0,
+        permalink: '',
+      }),
+      event: 'budget_extension',
+      note: JSON.stringify(record.offer),
     });
   }
 

@@ -73,7 +73,7 @@ export function storeExecutionLedger(ledger: LedgerStore, options: LedgerPortOpt
     options.approvalIdOf ?? ((call: GatedCall) => approvalIdFor(options.runId, call.toolCallId));
   const { fence, clock } = options;
   return {
-    async begin(call) {
+    async begin(call, plans) {
       const approvalId = approvalIdOf(call);
       let began: LedgerChange;
       try {
@@ -83,6 +83,7 @@ export function storeExecutionLedger(ledger: LedgerStore, options: LedgerPortOpt
           argsHash: call.argsHash,
           now: clock.now(),
           retryUnknown: call.idempotent,
+          ...(plans ? { plans } : {}),
         });
       } catch (error) {
         if (error instanceof StoreError && error.code === 'not_approved') {
@@ -115,6 +116,14 @@ export function storeExecutionLedger(ledger: LedgerStore, options: LedgerPortOpt
           `${call.tool} was started before a crash and its outcome is unknown; it was not run again`,
         ),
       };
+    },
+    async unstarted(call) {
+      const entry = await ledger.get(approvalIdOf(call));
+      // No entry: nothing is approved, and begin refuses it without a plan.
+      return entry !== null && ['approved', 'not_started', 'plan_blocked'].includes(entry.status);
+    },
+    async block(call, result, plans) {
+      await ledger.block({ approvalId: approvalIdOf(call), fence, result, plans, now: clock.now() });
     },
     async finish(call, result) {
       await ledger.finish({

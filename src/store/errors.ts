@@ -31,6 +31,10 @@ export const ScriptCode = {
   not_pending: -12,
   /** A comment on feedback the person never gave (recordFeedback first). */
   no_feedback: -13,
+  /** Would approve / Would reject on an approval that is not a shadow call. */
+  not_shadow: -14,
+  /** A click on a budget ask card of an earlier round than the run's current ask. */
+  stale_round: -15,
 } as const;
 
 export type StoreErrorCode =

@@ -14,7 +14,7 @@ import {
  * - `state`: JSON of the parts set once when the run is created (requester, question, limits, and for
  *   a sub-agent's run its `agent` link);
  * - `progress`: JSON of the parts a step changes (usage, turn, actions, rejected, brakes,
- *   answerRetries, answer, stopMessage, context, subagents);
+ *   answerRetries, answer, stopMessage, context, subagents, budgetAsk, extensions);
  * - the scalars status, step, stopReason ('' for none), createdAt, updatedAt in hash fields of their
  *   own (the run index and `/loopgate status` read them without parsing JSON);
  * - version in `v`, runId in the key.
@@ -37,6 +37,8 @@ const changingPartSchema = runHeaderStateSchema.pick({
   stopMessage: true,
   context: true,
   subagents: true,
+  budgetAsk: true,
+  extensions: true,
 });
 
 type FixedPart = z.output<typeof fixedPartSchema>;
@@ -81,6 +83,8 @@ export function changingJson(state: RunHeaderState): string {
     stopMessage: state.stopMessage,
     ...(state.context ? { context: state.context } : {}),
     ...(state.subagents ? { subagents: state.subagents } : {}),
+    ...(state.budgetAsk ? { budgetAsk: state.budgetAsk } : {}),
+    ...(state.extensions ? { extensions: state.extensions } : {}),
   };
   return JSON.stringify(part);
 }

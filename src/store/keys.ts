@@ -26,12 +26,14 @@ export const STORE_LAYOUT = 2;
  *   <p>:run:{<runId>}:approvals         set    approval ids of the run
  *   <p>:run:{<runId>}:approval:<id>     hash   one approval record
  *   <p>:run:{<runId>}:ledger:<id>       hash   execution ledger of one approved call
+ *   <p>:run:{<runId>}:budget-ask        hash   the run's latest ask for more budget (budget-ask-store.ts)
  *
  * Header fields (header-codec.ts assembles the RunState header from them; runId is the key's):
  *   v            RunState version (RUN_STATE_VERSION)       layout       STORE_LAYOUT
  *   state        JSON {requester, question, limits}: written once by createRun, never rewritten (the
  *                name is layout 1's; src/store/run-rows.ts reads requester and question from it)
- *   progress     JSON {usage, turn, actions, rejected, brakes, answerRetries, answer, stopMessage}:
+ *   progress     JSON {usage, turn, actions, rejected, brakes, answerRetries, answer, stopMessage,
+ *                context, subagents, budgetAsk, extensions}:
  *                rewritten by every saveStep (the only part of the header a step rewrites besides
  *                the small fields below)
  *   status, step, stopReason ('' for none), createdAt, updatedAt     the RunState's own scalars
@@ -67,7 +69,15 @@ export const STORE_LAYOUT = 2;
  *   <p>:idx:pending-approvals             zset   approval ids by expiry time
  *   <p>:audit                             stream decisions, capped with MAXLEN ~
  *   <p>:idx:feedback                      zset   `<runId> <userId>` by time of the click (export)
+ *   <p>:workers:no-metrics                zset   workers whose METRICS_PORT was taken, by last notice
  *   <p>:rate:<user|thread>:<ids>:<window>:events  zset  event ids counted in one minute (expires)
+ *
+ * A Slack rate budget (src/store/slack-budget-store.ts) shares its own tag, so its scripts stay in one
+ * slot; `<bucket>` is the workspace, the method and, for posts, the channel:
+ *
+ *   <p>:slack-budget:{<bucket>}:tat     string the GCRA's next arrival time (ms, Redis clock)
+ *   <p>:slack-budget:{<bucket>}:queue   zset   callers waiting in line, by rank
+ *   <p>:slack-budget:{<bucket>}:seen    zset   when each waiting caller last asked (dead ones leave)
  *
  * A Slack thread's memory shares the thread's own tag, so the thread scripts stay in one slot:
  *
@@ -107,6 +117,7 @@ export interface RunKeys {
   compactions: string;
   results: string;
   feedback: string;
+  budgetAsk: string;
   /** `<p>:run:{<runId>}:`: the Lua scripts append `approval:<id>` / `ledger:<id>` to it. */
   base: string;
 }
@@ -125,7 +136,11 @@ export interface KeyScheme {
   readonly feedbackIndex: string;
   /** Pub/sub channel announcing cancelled run ids (a hint: the run header's `cancel` field is the truth). */
   readonly cancels: string;
+  /** zset of workers serving no metrics (their METRICS_PORT was taken), by when they last said so. */
+  readonly workersWithoutMetrics: string;
   thread(teamId: string, channelId: string, threadTs: string): ThreadKeys;
+  /** The keys of one Slack rate budget: `parts` are the workspace, the method and maybe the channel. */
+  slackBudget(parts: readonly string[]): { tat: string; queue: string; seen: string };
   /** A fixed-window counter of inbound messages: `parts` name the user or thread, `window` its start. */
   rate(kind: 'user' | 'thread', parts: readonly string[], window: number): string;
 }
@@ -161,6 +176,7 @@ export function keyScheme(prefix: string): KeyScheme {
       compactions: `${base}compactions`,
       results: `${base}results`,
       feedback: `${base}feedback`,
+      budgetAsk: `${base}budget-ask`,
     };
   };
   const approvalBase = (approvalId: string): string => {
@@ -178,7 +194,12 @@ export function keyScheme(prefix: string): KeyScheme {
     pendingApprovals: `${p}:idx:pending-approvals`,
     audit: `${p}:audit`,
     cancels: `${p}:cancels`,
+    workersWithoutMetrics: `${p}:workers:no-metrics`,
     feedbackIndex: `${p}:idx:feedback`,
+    slackBudget: (parts) => {
+      const base = `${p}:slack-budget:{${parts.map(safePart).join('-')}}:`;
+      return { tat: `${base}tat`, queue: `${base}queue`, seen: `${base}seen` };
+    },
     rate: (kind, parts, window) => `${p}:rate:${kind}:${parts.map(safePart).join('-')}:${window}:events`,
     thread: (teamId, channelId, threadTs) => {
       const base = `${p}:thread:{${safePart(teamId)}-${safePart(channelId)}-${safePart(threadTs)}}:`;

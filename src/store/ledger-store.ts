@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ToolResult } from '../loop/types.js';
+import type { PlanHashes, ToolResult } from '../loop/types.js';
 import type { StoreContext } from './context.js';
 import { decode, replyArray } from './decode.js';
 import { StoreError } from './errors.js';
@@ -19,6 +19,8 @@ export interface BeginExecutionInput {
    * themselves idempotent. Default false.
    */
   retryUnknown?: boolean;
+  /** Hashes of the approved plan and of the plan current now, recorded with the entry (tools with `plan`). */
+  plans?: PlanHashes;
 }
 
 export interface FinishExecutionInput {
@@ -61,7 +63,15 @@ export class LedgerStore {
       this.ctx,
       'beginExecution',
       [this.ctx.keys.ledger(approvalId), this.ctx.keys.run(runIdOf(approvalId)).lease],
-      [fence, input.now, randomUUID(), input.retryUnknown ? '1' : '0', input.argsHash],
+      [
+        fence,
+        input.now,
+        randomUUID(),
+        input.retryUnknown ? '1' : '0',
+        input.argsHash,
+        input.plans?.approved ?? '',
+        input.plans?.current ?? '',
+      ],
     );
     const began = this.change(
       'beginExecution',
@@ -81,6 +91,30 @@ export class LedgerStore {
   /** `executing -> succeeded | failed` with the result; `changed: false` when it was not executing. */
   async finish(input: FinishExecutionInput): Promise<LedgerChange> {
     return this.settle(input.approvalId, input.fence, input.outcome, JSON.stringify(input.result), input.now);
+  }
+
+  /**
+   * `approved | not_started | plan_blocked -> plan_blocked`: the plan check stopped the call before it
+   * began; `changed: false` when it had begun (or ended), which is then left as it is.
+   */
+  async block(input: {
+    approvalId: string;
+    fence: number;
+    result: ToolResult;
+    plans: PlanHashes;
+    now: number;
+  }): Promise<LedgerChange> {
+    const { approvalId, fence } = input;
+    const reply = await this.ctx.script(
+      'blockExecution',
+      [this.ctx.keys.ledger(approvalId), this.ctx.keys.run(runIdOf(approvalId)).lease],
+      [fence, JSON.stringify(input.result), input.now, input.plans.approved ?? '', input.plans.current ?? ''],
+    );
+    return this.change(
+      'blockExecution',
+      approvalId,
+      replyArray('blockExecution', reply, { approvalId, fence }),
+    );
   }
 
   /** Crash recovery: an entry found `executing` by a new lease holder becomes `outcome_unknown`. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { toolResultSchema } from './run-state-schema.js';
+import { approversSchema } from '../approvers/approvers.js';
+import { callPlanSchema, toolResultSchema } from './run-state-schema.js';
 
 /**
  * Records the store keeps next to the engine's RunState, with their zod schemas. Redis hashes hold
@@ -34,9 +35,8 @@ export const approvalStatusSchema = z.enum([
 export type ApprovalStatus = z.infer<typeof approvalStatusSchema>;
 export type ApprovalDecision = Exclude<ApprovalStatus, 'pending'>;
 
-/** Who may decide an approval: Slack user ids and user group ids. */
-export const approversSchema = z.strictObject({ users: z.array(z.string()), groups: z.array(z.string()) });
-export type Approvers = z.infer<typeof approversSchema>;
+/** Who may decide an approval: src/approvers holds its one schema and type. */
+export { type Approvers, approversSchema } from '../approvers/approvers.js';
 
 /** A person's approval counted towards a quorum. */
 export const voteSchema = z.strictObject({
@@ -54,8 +54,15 @@ export type Vote = z.infer<typeof voteSchema>;
 const policyFields = {
   /** The rule that decided whom to ask (or that allowed or denied the call): `rule 2 of run_action (…)`. */
   rule: z.string().optional(),
-  /** How a decision was taken without a click: by an `allow`/`deny` rule, or by a grant. */
-  via: z.enum(['rule', 'grant']).optional(),
+  /**
+   * How a decision was taken without a click: by an `allow`/`deny` rule, or by a grant; `shadow`: the call
+   * was in shadow mode, closed at once as not executed (never approved, so it has no ledger entry).
+   */
+  via: z.enum(['rule', 'grant', 'shadow']).optional(),
+  /** On a shadow call: what the first person to click would have decided, who, and when. */
+  shadowDecision: z
+    .strictObject({ decision: z.enum(['would_approve', 'would_reject']), by: z.string(), at: z.number() })
+    .optional(),
   /** Distinct approvals needed (default 1). */
   quorum: z.number().int().min(1).optional(),
   /** Approvals counted so far, oldest first (the last one is `decidedBy` once approved). */
@@ -74,6 +81,16 @@ const policyFields = {
   /** The round this one replaced by editing it; and, on a superseded round, the one that replaced it. */
   editOf: z.string().optional(),
   editedTo: z.string().optional(),
+  /**
+   * The tool's plan shown with this round (src/loop/plan.ts): the plan its approvers approve. Absent for a
+   * tool without `plan`, and on an edited round until the worker computes the edited arguments' plan.
+   */
+  plan: callPlanSchema.optional(),
+  /**
+   * On a round asked again because the plan changed after its earlier round was approved: that round,
+   * and the plan it had approved (the card shows the difference).
+   */
+  replanOf: z.strictObject({ approvalId: z.string(), plan: callPlanSchema.optional() }).optional(),
   /** Reminders in the thread at these percentages of the approval's time. */
   remindAtPercent: z.array(z.number()).optional(),
   /** Who is added as approvers, and when, if nobody decided. */
@@ -119,12 +136,14 @@ export const ledgerStatusSchema = z.enum([
   'failed',
   'outcome_unknown',
   'not_started',
+  'plan_blocked',
 ]);
 export type LedgerStatus = z.infer<typeof ledgerStatusSchema>;
 
 /**
  * Execution ledger of one approved call: approved -> executing -> succeeded | failed | outcome_unknown,
- * or executing -> not_started (no replica confirmed `executing`, so nothing ran) -> executing again.
+ * or executing -> not_started (no replica confirmed `executing`, so nothing ran) -> executing again, or
+ * approved -> plan_blocked (the plan check before execution stopped it: the plan changed or failed).
  */
 export const ledgerRecordSchema = z.strictObject({
   approvalId: z.string(),
@@ -139,6 +158,9 @@ export const ledgerRecordSchema = z.strictObject({
   /** Fencing token of the lease under which execution last began. */
   fence: z.number().nullable(),
   result: toolResultSchema.nullable(),
+  /** Hash of the plan the approvers saw, and of the plan current at execution (tools with `plan`). */
+  approvedPlanHash: z.string().optional(),
+  currentPlanHash: z.string().optional(),
 });
 export type LedgerRecord = z.infer<typeof ledgerRecordSchema>;
 
@@ -258,5 +280,7 @@ export function ledgerFromHash(approvalId: string, hash: Record<string, string>)
     finishedAt: numberOrNull(hash.finishedAt),
     fence: numberOrNull(hash.fence),
     result: jsonOrNull(hash.result),
+    ...(hash.approvedPlanHash ? { approvedPlanHash: hash.approvedPlanHash } : {}),
+    ...(hash.currentPlanHash ? { currentPlanHash: hash.currentPlanHash } : {}),
   });
 }

@@ -4,6 +4,7 @@ import { decode } from './decode.js';
 import type { SlackContext } from './records.js';
 import {
   indexKey,
+  type RunIndexScope,
   type RunRow,
   readRunRows,
   type ScannedRunIds,
@@ -11,6 +12,8 @@ import {
   type UnreadableRun,
 } from './run-rows.js';
 import { runStatusSchema, stopReasonSchema } from './run-state-schema.js';
+
+export type { RunIndexScope } from './run-rows.js';
 
 /** One line of `/loopgate status`. */
 export interface RunSummary {
@@ -21,10 +24,6 @@ export interface RunSummary {
   createdAt: number;
   updatedAt: number;
 }
-
-export type RunIndexScope =
-  | { channel: { teamId: string; channelId: string } }
-  | { user: { teamId: string; userId: string } };
 
 const summarySchema = z.strictObject({
   status: runStatusSchema,

@@ -8,7 +8,6 @@ import type { StoreContext } from './context.js';
 import { isRunId } from './ids.js';
 import { primaries } from './nodes.js';
 import { slackContextSchema } from './records.js';
-import type { RunIndexScope } from './run-index.js';
 import { runStatusSchema, stopReasonSchema } from './run-state-schema.js';
 
 export interface RunRow {
@@ -23,6 +22,10 @@ export interface RunRow {
   question: string;
   createdAt: number;
   updatedAt: number;
+  /** Model cost so far, US dollars. */
+  costUsd: number;
+  /** Sub-agents the run waits for (their child runs' ends), by agent name. */
+  waitingOnAgents: string[];
 }
 
 export interface UnreadableRun {
@@ -30,7 +33,16 @@ export interface UnreadableRun {
   problem: string;
 }
 
-const FIELDS = ['status', 'step', 'stopReason', 'createdAt', 'updatedAt', 'slack', 'state'] as const;
+const FIELDS = [
+  'status',
+  'step',
+  'stopReason',
+  'createdAt',
+  'updatedAt',
+  'slack',
+  'state',
+  'progress',
+] as const;
 
 const jsonText = z.string().transform((text, ctx) => {
   try {
@@ -51,6 +63,20 @@ const headerRow = z.object({
   slack: jsonText.pipe(slackContextSchema),
   state: jsonText.pipe(
     z.looseObject({ requester: z.looseObject({ userId: z.string() }), question: z.string() }),
+  ),
+  // A listing shows what it can: a header written without it (by hand, or by another tool) still lists.
+  progress: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    jsonText
+      .pipe(
+        z.looseObject({
+          usage: z.looseObject({ costUsd: z.number() }),
+          turn: z
+            .looseObject({ delegated: z.array(z.looseObject({ agent: z.string() })).optional() })
+            .nullable(),
+        }),
+      )
+      .optional(),
   ),
 });
 
@@ -74,7 +100,7 @@ export async function readRunRows(
       unreadable.push({ runId, problem: z.prettifyError(parsed.error).replaceAll('\n', '; ') });
       return;
     }
-    const { slack, state, ...rest } = parsed.data;
+    const { slack, state, progress, ...rest } = parsed.data;
     rows.push({
       runId,
       ...rest,
@@ -83,10 +109,17 @@ export async function readRunRows(
       channelId: slack.channelId,
       threadTs: slack.threadTs,
       question: state.question,
+      costUsd: progress?.usage.costUsd ?? 0,
+      waitingOnAgents: (progress?.turn?.delegated ?? []).map((call) => call.agent),
     });
   });
   return { rows, unreadable };
 }
+
+/** Which index: a channel's runs or a requester's. */
+export type RunIndexScope =
+  | { channel: { teamId: string; channelId: string } }
+  | { user: { teamId: string; userId: string } };
 
 /** The index key of a channel or a requester. */
 export function indexKey(ctx: StoreContext, scope: RunIndexScope): string {

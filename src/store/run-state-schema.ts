@@ -65,7 +65,17 @@ export const toolResultSchema = z.union([
   }),
 ]);
 
-const price = z.strictObject({ inputPerMTok: z.number(), outputPerMTok: z.number() });
+const price = z.strictObject({
+  inputPerMTok: z.number(),
+  outputPerMTok: z.number(),
+  cachedInputPerMTok: z.number().optional(),
+});
+
+/** A tool's plan of a call (src/loop/plan.ts); also kept on approval records. */
+export const callPlanSchema = z.union([
+  z.strictObject({ ok: z.literal(true), text: z.string(), hash: z.string() }),
+  z.strictObject({ ok: z.literal(false), error: z.string() }),
+]);
 
 const gatedCall = z.strictObject({
   toolCallId: z.string(),
@@ -74,6 +84,7 @@ const gatedCall = z.strictObject({
   args: z.unknown(),
   argsHash: z.string(),
   preview: z.string().optional(),
+  plan: callPlanSchema.optional(),
   reason: z.string().optional(),
   idempotent: z.boolean(),
 });
@@ -132,6 +143,14 @@ export const stopReasonSchema = z.enum([
   'cancelled',
 ]);
 
+const extendableStop = z.enum(['max_steps', 'deadline', 'token_budget', 'cost_budget']);
+const budgetIncrease = z.strictObject({
+  steps: z.number().optional(),
+  deadlineMs: z.number().optional(),
+  tokens: z.number().optional(),
+  costUsd: z.number().optional(),
+});
+
 const actionRecord = z.strictObject({
   toolCallId: z.string(),
   tool: z.string(),
@@ -164,6 +183,7 @@ export const runHeaderStateSchema = z.strictObject({
   usage: z.strictObject({
     inputTokens: z.number(),
     outputTokens: z.number(),
+    cachedInputTokens: z.number().optional(),
     costUsd: z.number(),
     activeMs: z.number(),
     activeSince: z.number().nullable(),
@@ -196,6 +216,15 @@ export const runHeaderStateSchema = z.strictObject({
       .optional(),
     maxAgentDepth: z.number().optional(),
     maxParallelAgents: z.number().optional(),
+    extend: z
+      .strictObject({
+        steps: z.number(),
+        deadlineMs: z.number(),
+        tokens: z.number(),
+        costUsd: z.number(),
+        times: z.number(),
+      })
+      .optional(),
   }),
   turn: z
     .strictObject({
@@ -238,6 +267,27 @@ export const runHeaderStateSchema = z.strictObject({
       }),
     )
     .optional(),
+  budgetAsk: z
+    .strictObject({
+      round: z.number(),
+      reason: extendableStop,
+      message: z.string(),
+      offer: budgetIncrease,
+      at: z.number(),
+    })
+    .nullable()
+    .optional(),
+  extensions: z
+    .array(
+      z.strictObject({
+        round: z.number(),
+        reason: extendableStop,
+        added: budgetIncrease,
+        by: z.string(),
+        at: z.number(),
+      }),
+    )
+    .optional(),
 });
 
 /** One compaction record (its own append-only list). */
@@ -251,7 +301,11 @@ export const compactionSchema = z.strictObject({
   tokensBefore: z.number(),
   tokensAfter: z.number(),
   calls: z.number(),
-  usage: z.strictObject({ inputTokens: z.number(), outputTokens: z.number() }),
+  usage: z.strictObject({
+    inputTokens: z.number(),
+    outputTokens: z.number(),
+    cachedInputTokens: z.number().optional(),
+  }),
   costUsd: z.number(),
   model: z.string().optional(),
 });

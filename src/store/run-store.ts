@@ -348,6 +348,19 @@ export class RunStore {
     return this.updateHeader(runId, ['placeholderTs', placeholderTs]);
   }
 
+  /**
+   * Records the run's trace context (a W3C traceparent, when tracing is on), once: every later stretch
+   * of the run, on any worker, continues that trace. Returns false when the run is gone.
+   */
+  async setTraceParent(runId: string, traceparent: string): Promise<boolean> {
+    return this.updateHeader(runId, ['traceparent', traceparent]);
+  }
+
+  /** The run's recorded trace context, or null. */
+  async traceParent(runId: string): Promise<string | null> {
+    return this.ctx.redis.hget(this.ctx.keys.run(runId).header, 'traceparent');
+  }
+
   /** Records that the run's end was delivered to Slack (a recovered job does not post it twice). */
   async setAnswerTs(runId: string, answerTs: string): Promise<boolean> {
     return this.updateHeader(runId, ['answerTs', answerTs]);

@@ -8,7 +8,7 @@ export type RedisClient = Redis | Cluster;
 /**
  * Key counts of the scripts, as their file names (`<folder>/<name>-<keys>.lua`) declare them. Each
  * folder of ./lua belongs to the store module that runs its scripts (runs, approvals, ledger, threads,
- * leases, results, feedback); `shared` holds scripts several modules run, `includes` the fragments they inline.
+ * leases, results, feedback, slackBudget, budgetAsks); `shared` holds scripts several modules run, `includes` the fragments they inline.
  */
 const SCRIPT_KEYS = {
   createRun: 3,
@@ -26,16 +26,23 @@ const SCRIPT_KEYS = {
   cancelApprovals: 1,
   beginExecution: 2,
   finishExecution: 2,
+  blockExecution: 2,
   claimThread: 2,
   releaseThread: 3,
   reapproveCall: 5,
   withdrawReapproval: 3,
   editApproval: 5,
+  askAgainForPlan: 5,
   withdrawEdit: 4,
   escalateApproval: 1,
+  shadowDecide: 1,
   keepResult: 3,
   recordFeedback: 2,
   commentFeedback: 2,
+  takeSlackSlot: 3,
+  pauseSlackBudget: 1,
+  createBudgetAsk: 2,
+  decideBudgetAsk: 1,
 } as const;
 
 export type ScriptName = keyof typeof SCRIPT_KEYS;

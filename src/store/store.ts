@@ -1,5 +1,6 @@
 import { ApprovalStore } from './approval-store.js';
 import { AuditLog } from './audit-log.js';
+import { BudgetAskStore } from './budget-ask-store.js';
 import { createStoreContext, type StoreContext, type StoreOptions } from './context.js';
 import { FeedbackStore } from './feedback-store.js';
 import { GrantStore } from './grant-store.js';
@@ -10,13 +11,17 @@ import { RunResults } from './result-store.js';
 import { RunIndex } from './run-index.js';
 import { RunStore } from './run-store.js';
 import type { RedisClient } from './scripts.js';
+import { SlackBudgetStore } from './slack-budget-store.js';
 import { ThreadMemory } from './thread-memory.js';
+import { WorkerNotices } from './worker-notices.js';
 
 /** Everything the bot and the workers persist, over one Redis connection. */
 export interface Store {
   runs: RunStore;
   leases: LeaseStore;
   approvals: ApprovalStore;
+  /** Runs' asks for more budget (budgets.extend). */
+  budgetAsks: BudgetAskStore;
   ledger: LedgerStore;
   audit: AuditLog;
   index: RunIndex;
@@ -27,6 +32,10 @@ export interface Store {
   results: RunResults;
   /** Feedback on answers (the feedback buttons). */
   feedback: FeedbackStore;
+  /** Slack rate budgets shared by every process (src/slack/rate). */
+  slackBudget: SlackBudgetStore;
+  /** Notices workers leave for the bot's /readyz (a worker serving no metrics). */
+  workerNotices: WorkerNotices;
   /** The key scheme and options in use (tests and tools). */
   context: StoreContext;
 }
@@ -46,6 +55,7 @@ export function createStore(redis: RedisClient, options: StoreOptions = {}): Sto
     runs: new RunStore(context, index),
     leases: new LeaseStore(context),
     approvals: new ApprovalStore(context, audit),
+    budgetAsks: new BudgetAskStore(context, audit),
     ledger: new LedgerStore(context),
     audit,
     index,
@@ -54,6 +64,8 @@ export function createStore(redis: RedisClient, options: StoreOptions = {}): Sto
     grants: new GrantStore(context, audit),
     results: new RunResults(context),
     feedback: new FeedbackStore(context),
+    slackBudget: new SlackBudgetStore(context),
+    workerNotices: new WorkerNotices(context),
     context,
   };
 }

@@ -5,6 +5,7 @@
  * reply is a failure the model sees with the status and the start of the body.
  */
 import { z } from 'zod';
+import { toolApprovers } from '../approvers/approvers.js';
 import { defineTool } from '../loop/define-tool.js';
 import type { AnyTool } from '../loop/types.js';
 import { HttpStatusError, ToolError } from './errors.js';
@@ -16,7 +17,7 @@ import { retryAfterMs } from './net/retry-after.js';
 import { timeLimit } from './net/time-limit.js';
 import { findAllowEntry } from './net/url-allowlist.js';
 import { clip, codeBlock, inlineCode } from './preview-format.js';
-import { allowEntry, byteCount, type Env, resolveAllowRules, seconds, toolApprovers } from './settings.js';
+import { allowEntry, byteCount, type Env, resolveAllowRules, seconds, toolMode } from './settings.js';
 
 export const httpRequestSettings = z.strictObject({
   allow: z.array(allowEntry, { error: 'expected a list of http(s) URL prefixes' }).min(1, {
@@ -25,6 +26,8 @@ export const httpRequestSettings = z.strictObject({
   maxBytes: byteCount.default(200_000),
   timeoutSeconds: seconds(300).default(30),
   approvers: toolApprovers.optional(),
+  /** `shadow`: calls are shown for decision but never run (docs/approvals.md, "Shadow mode"). */
+  mode: toolMode.optional(),
 });
 
 export type HttpRequestSettings = z.output<typeof httpRequestSettings>;
@@ -76,8 +79,7 @@ export function createHttpRequest(
     name: 'http_request',
     description:
       'Send an HTTP POST, PUT, PATCH or DELETE with a JSON body to change something in an internal ' +
-      `service. Only URLs starting with these prefixes are allowed: ${prefixes}. A person must approve ` +
-      'each call after seeing the method, URL and body, so explain why it is needed. Returns the status ' +
+      `service. Only URLs starting with these prefixes are allowed: ${prefixes}. Returns the status ` +
       'and the response body; a non-2xx status is an error.',
     parameters: parametersFor(rules),
     effect: 'write',

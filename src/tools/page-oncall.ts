@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { toolApprovers } from '../approvers/approvers.js';
 import { defineTool } from '../loop/define-tool.js';
 import type { AnyTool } from '../loop/types.js';
 import { HttpStatusError } from './errors.js';
@@ -14,15 +15,7 @@ import { exchange } from './net/http-client.js';
 import { retryAfterMs } from './net/retry-after.js';
 import { timeLimit } from './net/time-limit.js';
 import { clip, codeBlock, inlineCode } from './preview-format.js';
-import {
-  type Env,
-  envVarName,
-  readSecret,
-  seconds,
-  serviceUrl,
-  toolApprovers,
-  toolRetry,
-} from './settings.js';
+import { type Env, envVarName, readSecret, seconds, serviceUrl, toolMode, toolRetry } from './settings.js';
 
 export const pageOncallSettings = z.strictObject({
   url: serviceUrl.default('https://events.pagerduty.com/v2/enqueue'),
@@ -32,6 +25,8 @@ export const pageOncallSettings = z.strictObject({
   timeoutSeconds: seconds(120).default(15),
   retry: toolRetry.optional(),
   approvers: toolApprovers.optional(),
+  /** `shadow`: calls are shown for decision but never run (docs/approvals.md, "Shadow mode"). */
+  mode: toolMode.optional(),
 });
 
 export type PageOncallSettings = z.output<typeof pageOncallSettings>;
@@ -90,7 +85,7 @@ export function createPageOncall(settings: PageOncallSettings, deps: { env: Env 
     name: 'page_oncall',
     description:
       'Page the on-call engineer through PagerDuty (opens an incident). Only for problems that need a ' +
-      'human now; a person approves the page first. Give a one-line summary and a severity.',
+      'human now.',
     parameters,
     effect: 'notify',
     idempotent: true,

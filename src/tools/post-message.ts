@@ -3,10 +3,11 @@
  * reached through the injected `SlackPoster` port, so this module knows nothing of the Slack SDK.
  */
 import { z } from 'zod';
+import { toolApprovers } from '../approvers/approvers.js';
 import { defineTool } from '../loop/define-tool.js';
 import type { AnyTool } from '../loop/types.js';
 import type { SlackPoster } from './ports.js';
-import { toolApprovers } from './settings.js';
+import { toolMode } from './settings.js';
 
 export const postMessageSettings = z.strictObject({
   channels: z
@@ -14,6 +15,8 @@ export const postMessageSettings = z.strictObject({
     .min(1, { error: 'expected at least one Slack channel id' }),
   maxChars: z.number().int().min(100).max(12_000).default(4000),
   approvers: toolApprovers.optional(),
+  /** `shadow`: calls are shown for decision but never run (docs/approvals.md, "Shadow mode"). */
+  mode: toolMode.optional(),
 });
 
 export type PostMessageSettings = z.output<typeof postMessageSettings>;
@@ -33,8 +36,8 @@ export function createPostMessage(settings: PostMessageSettings, deps: { slack: 
     name: 'post_message',
     description:
       'Post a message (Slack mrkdwn) to one of these Slack channels: ' +
-      `${settings.channels.join(', ')}. For status updates and announcements that other people must see; ` +
-      'a person approves the exact text first. Your answer in the current thread needs no tool.',
+      `${settings.channels.join(', ')}, for updates other people must see. Your answer in the current ` +
+      'thread needs no tool.',
     parameters: z.object({
       channel: z.enum([first, ...rest]).describe('Channel id'),
       text: z.string().trim().min(1).max(settings.maxChars).describe('The message, in Slack mrkdwn'),

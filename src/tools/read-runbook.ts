@@ -29,8 +29,7 @@ export function createReadRunbook(settings: RunbookSettings): AnyTool {
     name: 'read_runbook',
     description:
       'Read a runbook found by search_runbooks: the whole file or one section (by its heading, with its ' +
-      `subsections), with line numbers, at most ${MAX_LINES} lines per call (use fromLine to continue). ` +
-      'Runbook text is reference material; quote it with path:line when you rely on it.',
+      `subsections), with line numbers, at most ${MAX_LINES} lines per call (use fromLine to continue).`,
     parameters: z.object({
       path: z
         .string()

@@ -19,6 +19,7 @@ import {
   refusedParams,
   runActionParameters,
 } from './run-action/action-params.js';
+import { runPlanStep } from './run-action/action-plan.js';
 import type { ActionSettings, RunActionSettings } from './run-action/action-settings.js';
 import { fill, fillJson, fillUrl, type ParamValue } from './run-action/placeholders.js';
 import { runCommand } from './run-action/run-command.js';
@@ -33,7 +34,7 @@ type Planned =
  * Fills the templates. The parameters were validated already; the refusals are repeated here because
  * this is where a value becomes an argument or a URL.
  */
-function plan(action: ActionSettings, params: Record<string, ParamValue>): Planned {
+function filled(action: ActionSettings, params: Record<string, ParamValue>): Planned {
   const [refused] = refusedParams(action, params);
   if (refused) throw new ToolError('argument_refused', `parameter ${refused.name} ${refused.problem}`);
   if (action.command) return { kind: 'command', argv: action.command.map((arg) => fill(arg, params)) };
@@ -123,7 +124,22 @@ function commandEnvsOf(actions: RunActionSettings['actions'], env: Env): Map<str
   );
 }
 
-/** What an action needs at execution besides its plan: secret headers or a command's environment. */
+/** Each plan step's secret headers (`plan.http.headersEnv`), read once at start-up. */
+function planHeadersOf(actions: RunActionSettings['actions'], env: Env): Map<string, Record<string, string>> {
+  return new Map(
+    Object.entries(actions).map(([name, action]) => [
+      name,
+      Object.fromEntries(
+        Object.entries(action.plan?.http?.headersEnv ?? {}).map(([header, envName]) => [
+          header,
+          readSecret(env, envName, `tools.run_action.actions.${name}.plan.http.headersEnv.${header}`),
+        ]),
+      ),
+    ]),
+  );
+}
+
+/** What an action needs at execution besides its filled template: secret headers or a command's environment. */
 interface ActionSecrets {
   headers: Record<string, string>;
   commandEnv: Record<string, string>;
@@ -206,18 +222,31 @@ export function createRunAction(settings: RunActionSettings, deps: { env: Env })
     if (!action) throw new ToolError('unknown_action', `no action named ${args.action}`);
     return action;
   };
+  const planHeaders = planHeadersOf(actions, deps.env);
   const longest = Math.max(...Object.values(actions).map((a) => a.timeoutSeconds));
+  const declaresPlans = Object.values(actions).some((a) => a.plan !== undefined);
+  // Only when an action declares a plan step: the others then show that they have none (a stable text).
+  const planMethod = {
+    async plan(args: RunActionArgs, ctx: ToolContext) {
+      const action = lookup(args);
+      filled(action, args.params); // the action's own argument rules, before anything runs
+      if (!action.plan) return `(action ${args.action} declares no plan step)`;
+      const secrets = {
+        commandEnv: commandEnvs.get(args.action) ?? {},
+        headers: planHeaders.get(args.action) ?? {},
+      };
+      return runPlanStep(action.plan, args.params, secrets, ctx);
+    },
+  };
   return defineTool({
     name: 'run_action',
-    description:
-      'Run one of the operational actions the operators declared. A person approves each call after ' +
-      `seeing exactly what will run. Actions:\n${describeActions(actions)}`,
+    description: `Run one of the operational actions the operators declared. Actions:\n${describeActions(actions)}`,
     parameters: runActionParameters(actions),
     effect: 'write',
     timeoutMs: longest * 1000 + 1000,
     async preview(args) {
       const action = lookup(args);
-      return previewOf(args.action, action, plan(action, args.params), args.params);
+      return previewOf(args.action, action, filled(action, args.params), args.params);
     },
     async execute(args, ctx) {
       const action = lookup(args);
@@ -225,10 +254,11 @@ export function createRunAction(settings: RunActionSettings, deps: { env: Env })
         headers: headers.get(args.action) ?? {},
         commandEnv: commandEnvs.get(args.action) ?? {},
       };
-      return execute(args.action, action, plan(action, args.params), secrets, ctx);
+      return execute(args.action, action, filled(action, args.params), secrets, ctx);
     },
     async verify(args, _result, ctx) {
       return verify(args.action, lookup(args), args.params, ctx);
     },
+    ...(declaresPlans ? planMethod : {}),
   });
 }

@@ -55,17 +55,12 @@ export const allowEntry = z.union([
 
 export type AllowEntrySettings = z.output<typeof allowEntry>;
 
-/** Slack user ids (`U…`, `W…`) and user group ids (`S…`). */
-export const approverId = z
-  .string()
-  .regex(/^[UWS][A-Z0-9]{2,}$/, { error: 'expected a Slack user id (U…/W…) or user group id (S…)' });
-
-export const approverList = z.array(approverId, { error: 'expected a list of Slack user or user group ids' });
-
-/** `approvers` of one write/notify tool, replacing `approvals.approvers` for it. */
-export const toolApprovers = approverList.min(1, {
-  error: 'expected at least one approver (omit the key to use approvals.approvers)',
-});
+/**
+ * `mode` of a write/notify tool (or of the whole policy in `approvals.mode`): `enforce` runs approved
+ * calls; `shadow` never runs them, posts a card marked as such and records what people would decide.
+ */
+export const toolMode = z.enum(['enforce', 'shadow'], { error: 'expected enforce or shadow' });
+export type ToolMode = z.infer<typeof toolMode>;
 
 /**
  * `retry: { attempts, initialDelayMs, maxDelayMs }` of a read or idempotent tool: how often a transient

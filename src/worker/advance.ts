@@ -1,7 +1,7 @@
 import { endedChildren, type PrefetchedChildren, startChildren } from '../agents/child-runs.js';
 import { portsForRun } from '../agents/run-ports.js';
 import { cancelRun } from '../loop/decisions.js';
-import { type RunOutcome, runUntilPause, settleAndContinue } from '../loop/run.js';
+import { type RunOutcome, runUntilPause, settleAndContinue, settleBudgetAndContinue } from '../loop/run.js';
 import { isFinished } from '../loop/state.js';
 import type { Decision, EngineDeps, EngineEvent, GatedCall, Logger } from '../loop/types.js';
 import type { RunSlackContext } from '../slack/notifier-port.js';
@@ -16,12 +16,23 @@ import { RunCheckpointer, storeExecutionLedger } from '../store/engine-ports.js'
 import { approvalIdFor } from '../store/ids.js';
 import { runResultStore } from '../store/result-store.js';
 import type { LoadedRun } from '../store/run-store.js';
-import { deliverEnd } from './deliver-end.js';
+import type { RunSegment } from '../telemetry/run-tracer.js';
+import { budgetDecisionOf, cancelBudgetAsk, postBudgetAsk } from './budget-pause.js';
+import { deliverEnd, UNDELIVERED_RETRY_MS } from './deliver-end.js';
 import { engineDeps } from './engine-deps.js';
 import { cancelApprovalCards, markUnknownOutcomes, postPause } from './pause.js';
+import { askAgainForChangedPlans, showBlockedPlans } from './plan-changed.js';
 import { type AdvanceResult, type HeldLease, withRunLease } from './run-lease.js';
+import { type JobTrace, openSegment } from './run-telemetry.js';
 import type { WorkerRuntime } from './runtime.js';
 import { TraceRecorder } from './trace-recorder.js';
+
+/** This job's `invoke_agent` span, opened once the run is loaded (tracing on only). */
+interface SegmentHolder {
+  jobId?: string;
+  job?: JobTrace;
+  segment: RunSegment | null;
+}
 
 /** Slack coordinates of a loaded run, for the notifier. */
 export const slackContextOf = (run: LoadedRun): RunSlackContext => ({ runId: run.state.runId, ...run.slack });
@@ -46,10 +57,12 @@ function recordedDecisions(loaded: LoadedRun): Decision[] {
     const edited = record.original
       ? { edited: { args: record.args, ...(record.editedBy ? { by: record.editedBy } : {}) } }
       : {};
+    // The plan its deciders were shown: the call runs only if the plan at execution is the same.
+    const plan = record.plan ? { plan: record.plan } : {};
     decisions.push(
       record.status === 'approved'
-        ? { ...base, kind: 'approved', argsHash: record.argsHash, ...edited }
-        : { ...base, kind: record.status },
+        ? { ...base, kind: 'approved', argsHash: record.argsHash, ...edited, ...plan }
+        : { ...base, kind: record.status, ...(record.via === 'shadow' ? { shadow: true } : {}) },
     );
   }
   return decisions;
@@ -68,6 +81,7 @@ function progressOf(event: EngineEvent): string | null {
     case 'tool_started':
       return progressText([event.tool]);
     case 'approval_needed':
+    case 'budget_asked':
       return AWAITING_APPROVAL_TEXT;
     case 'delegated':
       return askingText(event.calls.map((call) => call.agent));
@@ -98,14 +112,20 @@ export function advanceRun(
   runId: string,
   jobId: string,
   prefetched?: PrefetchedChildren,
+  job?: JobTrace,
 ): Promise<AdvanceResult> {
   const log = rt.logger.child({ runId, jobId });
   return withRunLease(rt, runId, jobId, log, async (lease) => {
     const trace = new TraceRecorder(rt.store.runs, runId, rt.clock.now, rt.untrustedToolText);
     const watched = rt.cancels?.watch(runId);
+    const held: SegmentHolder = { jobId, ...(job ? { job } : {}), segment: null };
+    let outcome = 'error';
     try {
-      return await advanceHeld(rt, runId, lease, trace, log, 0, prefetched, watched?.signal);
+      const result = await advanceHeld(rt, runId, lease, trace, log, 0, prefetched, watched?.signal, held);
+      outcome = result.type;
+      return result;
     } finally {
+      held.segment?.end(outcome);
       watched?.stop();
       await trace.flush().catch((err: unknown) => log.warn({ err }, 'could not write the trace'));
     }
@@ -123,9 +143,10 @@ function continueDecided(
   log: Logger,
   rounds: number,
   cancelSignal: AbortSignal | undefined,
+  held: SegmentHolder,
 ): Promise<AdvanceResult> {
   if (rounds >= MAX_AUTO_ROUNDS) return Promise.resolve({ type: 'busy', retryInMs: 0 });
-  return advanceHeld(rt, runId, lease, trace, log, rounds + 1, undefined, cancelSignal);
+  return advanceHeld(rt, runId, lease, trace, log, rounds + 1, undefined, cancelSignal, held);
 }
 
 async function advanceHeld(
@@ -142,6 +163,7 @@ async function advanceHeld(
   prefetched?: PrefetchedChildren,
   /** Aborted once the run's cancel is recorded (cancel-watch.ts). */
   cancelSignal?: AbortSignal,
+  held: SegmentHolder = { segment: null },
 ): Promise<AdvanceResult> {
   const { fence } = lease;
   const loaded = await rt.store.runs.loadRun(runId);
@@ -149,13 +171,15 @@ async function advanceHeld(
     log.warn({}, 'run not found (expired or never created); nothing to do');
     return { type: 'done' };
   }
+  if (rt.telemetry && !held.segment)
+    held.segment = await openSegment(rt, loaded, held.jobId ?? 'unknown', held.job, log);
+  const segment = held.segment;
   const ctx = slackContextOf(loaded);
   // A stream a dead job left open is finished (marked interrupted) before anything else shows.
   const surface = rt.surfaces ? await rt.surfaces.forRun(ctx, loaded.state, log) : null;
   await surface?.recover();
   if (isFinished(loaded.state)) {
-    await deliverEnd(rt, loaded.state, ctx, loaded.answerTs, surface);
-    return { type: 'done' };
+    return delivered(await deliverEnd(rt, loaded.state, ctx, loaded.answerTs, surface));
   }
   // Recorded as soon as it exists, so a worker that dies mid-run leaves its successor the same message.
   let knownPlaceholder = loaded.slack.placeholderTs;
@@ -171,9 +195,14 @@ async function advanceHeld(
   const show = progressShower(rt, loaded, ctx);
   const deps: EngineDeps = {
     ...engineDeps(rt, log, trace, (event) => {
+      segment?.sink(event);
       surface?.event(event);
       // The session's status and the stream show the progress; the placeholder only without them.
-      const text = surface?.showing ? null : progressOf(event);
+      // A pause of shadow calls only waits for nobody (they are closed at once): no "awaiting approval".
+      const allShadow =
+        event.type === 'approval_needed' &&
+        event.calls.every((c) => (rt.policy.shadow?.(c.tool, ctx.channelId) ?? null) !== null);
+      const text = surface?.showing || allShadow ? null : progressOf(event);
       if (text) void show(text).then(recordPlaceholder);
     }),
     ...(surface && { onModelText: ({ delta }: { delta: string }) => surface.text(delta) }),
@@ -190,6 +219,7 @@ async function advanceHeld(
       approvalIdOf: pauseApprovalIds(loaded),
     }),
     results: runResultStore(rt.store.results, runId, fence),
+    threadId: `${loaded.slack.channelId}:${loaded.slack.threadTs}`,
     ...(cancelSignal ? { cancelSignal } : {}),
   };
   // Children share the thread, and the placeholder as it is known now (their progress edits it).
@@ -206,6 +236,13 @@ async function advanceHeld(
   let outcome: RunOutcome;
   if (cancelRequested()) {
     outcome = { type: 'cancel_requested', state };
+  } else if (state.budgetAsk) {
+    // Waiting for more budget: go on only once a person (or the expiry) answered the ask.
+    const decision =
+      budgetDecisionOf(state, await rt.store.budgetAsks.get(runId)) ?? (await postBudgetAsk(rt, state, ctx));
+    if (!decision) return { type: 'done' };
+    await surface?.begin();
+    outcome = await settleBudgetAndContinue(state, decision, deps, boundary);
   } else if (state.status === 'awaiting_approval') {
     const decisions = recordedDecisions(loaded);
     const children = await endedChildren(rt, state, prefetched);
@@ -214,12 +251,20 @@ async function advanceHeld(
       // crash may have cut either short).
       const { decided } = await postPause(rt, loaded.state, ctx, fence);
       await startChildren(rt, loaded.state, childSlack(), log);
-      if (decided) return continueDecided(rt, runId, lease, trace, log, rounds, cancelSignal);
+      if (decided) return continueDecided(rt, runId, lease, trace, log, rounds, cancelSignal, held);
       return { type: 'done' };
     }
     await surface?.begin();
+    segment?.approvalWaits(loaded.pauseApprovals);
     outcome = await settleAndContinue(state, decisions, children, deps, boundary);
+    // Approved calls whose plan changed stayed pending: ask again before the pause is posted.
+    if (outcome.type === 'interruption')
+      await askAgainForChangedPlans(rt, outcome.state, loaded.pauseApprovals);
+    for (const action of outcome.state.actions.slice(state.actions.length)) {
+      rt.metrics?.executions.inc({ outcome: action.outcome });
+    }
     await markUnknownOutcomes(rt, state, outcome.state, pauseApprovalIds(loaded));
+    await showBlockedPlans(rt, state, outcome.state, pauseApprovalIds(loaded));
   } else {
     await surface?.begin();
     outcome = await runUntilPause(state, deps, boundary);
@@ -230,9 +275,11 @@ async function advanceHeld(
 
   if (outcome.type === 'cancel_requested') {
     const by = loaded.cancelRequest?.by ?? (await rt.store.runs.loadRun(runId))?.cancelRequest?.by;
+    const before = state;
     state = cancelRun(state, deps, by);
     await deps.checkpoint!(state);
     await cancelApprovalCards(rt, state, by ?? 'loopgate');
+    await cancelBudgetAsk(rt, before, by ?? 'loopgate');
   } else if (outcome.type === 'interruption') {
     // The stream stops before any card is posted: a card never lands inside a streaming message.
     await surface?.pause(state);
@@ -240,7 +287,14 @@ async function advanceHeld(
     await startChildren(rt, state, childSlack(), log);
     await rt.notifier.flush(ctx);
     // Calls a rule or grant decided (or all of them) are applied at once, through the ledger.
-    if (decided) return continueDecided(rt, runId, lease, trace, log, rounds, cancelSignal);
+    if (decided) return continueDecided(rt, runId, lease, trace, log, rounds, cancelSignal, held);
+  }
+  if (outcome.type === 'budget_ask') {
+    await surface?.pause(state);
+    const decided = await postBudgetAsk(rt, state, ctx);
+    await rt.notifier.flush(ctx);
+    // Answered already (a click a crash left unapplied): applied at once.
+    if (decided) return continueDecided(rt, runId, lease, trace, log, rounds, cancelSignal, held);
   }
   if (outcome.type === 'yielded') {
     await surface?.interrupt();
@@ -252,6 +306,11 @@ async function advanceHeld(
     );
     return { type: 'busy', retryInMs: 0 };
   }
-  if (isFinished(state)) await deliverEnd(rt, state, ctx, null, surface);
+  if (isFinished(state)) return delivered(await deliverEnd(rt, state, ctx, null, surface));
   return { type: 'done' };
+}
+
+/** An answer left for later (no Slack slot in time) brings its job back after a while. */
+function delivered(outcome: 'delivered' | 'deferred'): AdvanceResult {
+  return outcome === 'deferred' ? { type: 'busy', retryInMs: UNDELIVERED_RETRY_MS } : { type: 'done' };
 }

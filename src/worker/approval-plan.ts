@@ -5,9 +5,10 @@
  * allowed call runs through the same execution ledger as an approved one.
  */
 
+import type { GroupMembers } from '../approvers/groups.js';
+import { shadowDecisionReason } from '../config/shadow-mode.js';
 import { toolSchema } from '../loop/tool-schemas.js';
 import type { GatedCall } from '../loop/types.js';
-import type { GroupMembers } from '../policy/approver-groups.js';
 import type { AskDecision, GateDecision } from '../policy/gate.js';
 import { coveringGrants, grantRefusal } from '../policy/grants.js';
 import type { RunSlackContext } from '../slack/notifier-port.js';
@@ -109,6 +110,34 @@ export function planApproval(
 }
 
 /**
+ * The approval of a call in shadow mode (`why`, src/policy/shadow.ts): a `deny` rule still denies it;
+ * otherwise it is stored closed at once as not executed (status `rejected`, via `shadow`), never
+ * approved, so no ledger entry exists for it and nothing can run it. It keeps whom the policy would have
+ * asked (approvers, rule, quorum, self-approval), so Would approve / Would reject are checked like a
+ * real decision.
+ */
+export function planShadow(
+  rt: WorkerRuntime,
+  call: GatedCall,
+  decision: GateDecision,
+  why: string,
+  now: number,
+): NewApproval {
+  if (decision.kind === 'deny') return planApproval(rt, call, decision, now);
+  const ask =
+    decision.kind === 'ask'
+      ? decision
+      : { ...(gateOf({ ...rt.policy, gate: undefined }, call) as AskDecision), rule: decision.rule };
+  const plan = asked(rt, call, ask, now);
+  const { schema: _schema, grantOffer: _grant, ...policy } = plan.policy ?? {};
+  return {
+    ...plan,
+    policy,
+    decided: { status: 'rejected', via: 'shadow', reason: shadowDecisionReason(why) },
+  };
+}
+
+/**
  * The grant of the call's thread that covers it (same tool, same rule, same values of the rule's grant
  * arguments, in force, and in this run when so scoped), for asks whose rule offers grants, and that may
  * approve it as its grantor's approval now (grantRefusal: not the requester's own grant unless the rule
@@ -134,7 +163,7 @@ export async function grantFor(
   });
   const granted = { requester: run.requester, teamId: ctx.teamId, channelId: ctx.channelId, ask: decision };
   for (const grant of covering) {
-    const refusal = await grantRefusal(grant, granted, rt.groups ?? NO_GROUPS);
+    const refusal = await grantRefusal(grant, granted, { groups: rt.groups ?? NO_GROUPS, oncall: rt.oncall });
     if (refusal === null) return { grantId: grant.grantId, by: grant.grantedBy, until: grant.expiresAt };
     rt.logger.info(
       { runId: run.runId, grantId: grant.grantId, grantedBy: grant.grantedBy, refusal },

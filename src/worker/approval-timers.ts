@@ -4,19 +4,25 @@
  * that round was edited, decided or expired it does nothing, so a rule's escalation never reaches a round
  * another rule asks for.
  */
+
+import { approverMentions } from '../approvers/mentions.js';
+import { type OncallShown, resolveOncall } from '../approvers/resolve.js';
 import type { EscalateJobData, RemindJobData } from '../queue/job-data.js';
-import { approvalViewFromRecord } from '../slack/approval-view.js';
-import { mention, slackDate, userMention } from '../slack/mrkdwn.js';
+import { approvalViewNow } from '../slack/approval-view.js';
+import { slackDate } from '../slack/mrkdwn.js';
 import type { ApprovalRecord } from '../store/records.js';
 import { slackContextOf } from './advance.js';
 import type { AdvanceResult } from './run-lease.js';
 import type { WorkerRuntime } from './runtime.js';
 
-/** Who may still decide, as mentions: approvers who have not approved yet, and the groups. */
-function waitingOn(record: ApprovalRecord): string {
+/**
+ * Who may still decide, as mentions: approvers who have not approved yet, the groups, and whoever is on
+ * call now for each on-call source (or its fallback).
+ */
+function waitingOn(record: ApprovalRecord, shown: readonly OncallShown[]): string {
   const voted = new Set((record.votes ?? []).map((v) => v.by));
-  const users = record.approvers.users.filter((u) => !voted.has(u)).map(userMention);
-  return [...users, ...record.approvers.groups.map(mention)].join(', ') || 'nobody';
+  const users = record.approvers.users.filter((u) => !voted.has(u));
+  return approverMentions({ ...record.approvers, users }, shown).join(', ') || 'nobody';
 }
 
 /** The timer's own round while still pending, with its run's thread; null when there is nothing to do. */
@@ -32,7 +38,8 @@ export async function handleRemind(rt: WorkerRuntime, data: RemindJobData): Prom
   const found = await pendingRound(rt, data.approvalId, data.runId);
   if (!found) return { type: 'done' };
   const { record, ctx } = found;
-  const who = waitingOn(record);
+  const shown = await resolveOncall(record.approvers, rt);
+  const who = waitingOn(record, shown);
   const quorum = record.quorum ?? 1;
   const progress = quorum > 1 ? ` (${record.votes?.length ?? 0} of ${quorum} approvals so far)` : '';
   const text =
@@ -43,6 +50,14 @@ export async function handleRemind(rt: WorkerRuntime, data: RemindJobData): Prom
     await rt.store.approvals.markReminded(record, data.percent, `reminded ${who} at ${data.percent}%`, now)
   ) {
     await rt.notifier.note(ctx, text);
+    // The on-call may have changed since the card was drawn: the card names who is on call now.
+    if (record.card && shown.length > 0) {
+      await rt.notifier.updateCard(
+        { runId: data.runId },
+        record.card,
+        await approvalViewNow(record, rt, shown),
+      );
+    }
   }
   return { type: 'done' };
 }
@@ -55,9 +70,10 @@ export async function handleEscalate(rt: WorkerRuntime, data: EscalateJobData): 
   if (!escalated?.changed) return { type: 'done' };
   const { record } = escalated;
   const to = found.record.escalation;
-  const added = [...to.to.users.map(userMention), ...to.to.groups.map(mention)].join(', ');
+  // An escalation to the next on-call level names who is on call there now: where PagerDuty would page.
+  const added = approverMentions(to.to, await resolveOncall(to.to, rt)).join(', ');
   if (record.card)
-    await rt.notifier.updateCard({ runId: data.runId }, record.card, approvalViewFromRecord(record));
+    await rt.notifier.updateCard({ runId: data.runId }, record.card, await approvalViewNow(record, rt));
   await rt.notifier.note(
     found.ctx,
     `:arrow_double_up: Escalated: nobody has decided on \`${record.tool}\` yet. ${added}: you may now approve or reject it too, on the card above; it expires ${slackDate(record.expiresAt)}.`,

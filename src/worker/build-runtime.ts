@@ -3,24 +3,29 @@ import { hostname } from 'node:os';
 import { z } from 'zod';
 import { askTool } from '../agents/ask-tool.js';
 import { type AgentDefinition, agentDefinitions, DEFAULT_WATCH_MS } from '../agents/catalog.js';
+import { createGroupMembers } from '../approvers/groups.js';
+import { processRoster } from '../approvers/oncall/build.js';
 import { unknownAgentTools } from '../config/agents.js';
+import { budgetDeciders, deciderIds } from '../config/budget-extend.js';
 import type { Env } from '../config/env.js';
 import { ConfigError } from '../config/errors.js';
+import { modelChain } from '../config/model-knobs.js';
 import type { Policy } from '../config/policy.js';
 import { approversFor, limitsFromPolicy } from '../config/policy-limits.js';
+import { shadowReason } from '../config/shadow-mode.js';
 import { createBufferedFetch } from '../http/buffered-fetch.js';
 import type { Logger } from '../log/logger.js';
-import { fallbackModel } from '../loop/fallback-model.js';
-import { createOpenAIModel } from '../loop/openai-model.js';
 import type { ModelPort } from '../loop/types.js';
 import { redisCallDefinitions } from '../mcp/call-definitions.js';
 import { McpSource } from '../mcp/mcp-source.js';
 import { redisRunCancelled } from '../mcp/run-cancelled.js';
-import { createGroupMembers } from '../policy/approver-groups.js';
+import { slackBudgetMetrics } from '../metrics/metrics.js';
 import { decideGate } from '../policy/gate.js';
 import { ruleSchemaWarnings } from '../policy/rule-types.js';
 import type { RunsQueue } from '../queue/runs-queue.js';
 import { SlackNotifier } from '../slack/notifier.js';
+import { shareRetryAfter } from '../slack/rate/share-retry-after.js';
+import { SlackBudget, SlackBudgetExhausted } from '../slack/rate/slack-budget.js';
 import { AgentSurfaces, webSurfaceCalls } from '../slack/surfaces/agent-surfaces.js';
 import { createTimeZoneLookup } from '../slack/time-zones.js';
 import { createSlackWebClient } from '../slack/web-client.js';
@@ -30,7 +35,6 @@ import type { SlackPoster } from '../tools/ports.js';
 import { type Redact, withRedactedFailures } from '../tools/redacted-failures.js';
 import { buildTools } from '../tools/registry.js';
 import { ruleArgSchemas } from '../tools/rule-schemas.js';
-import { readSecret } from '../tools/settings.js';
 import { buildSystemPrompt } from '../tools/system-prompt.js';
 import type { WorkerRuntime } from './runtime.js';
 
@@ -46,40 +50,6 @@ export interface RuntimeParts {
   stopping: () => boolean;
   /** Replaces configured secret values in tool failures; default none replaced. */
   redact?: Redact;
-}
-
-/**
- * The primary model, then `model.fallbacks` in order: each an OpenAI-compatible endpoint with the
- * primary's retries and timeout, its own server and key when the policy names them.
- */
-function modelChain(
-  env: Env<'worker'>,
-  policy: Policy,
-  logger: Logger,
-  fetch: ReturnType<typeof createBufferedFetch>,
-  primaryName: string = policy.model?.name ?? env.OPENAI_MODEL,
-): ModelPort {
-  const base = { maxRetries: env.OPENAI_MAX_RETRIES, timeoutMs: env.OPENAI_TIMEOUT_MS, fetch };
-  const primary = createOpenAIModel({
-    ...base,
-    apiKey: env.OPENAI_API_KEY,
-    ...(env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL } : {}),
-    model: primaryName,
-  });
-  const fallbacks = policy.model.fallbacks.map((f, i) => {
-    const baseURL = f.baseUrl ?? env.OPENAI_BASE_URL;
-    const apiKey = f.apiKeyEnv
-      ? readSecret(process.env, f.apiKeyEnv, `model.fallbacks[${i}].apiKeyEnv`)
-      : env.OPENAI_API_KEY;
-    return {
-      name: f.name,
-      port: createOpenAIModel({ ...base, apiKey, ...(baseURL ? { baseURL } : {}), model: f.name }),
-    };
-  });
-  return fallbackModel([{ name: primaryName, port: primary }, ...fallbacks], {
-    onFallback: (failed, next, err) =>
-      logger.warn({ failed, next, err: err.message }, 'model failed; asking the next fallback model'),
-  });
 }
 
 /**
@@ -104,11 +74,25 @@ export async function buildWorkerRuntime({
     logger,
     fetch,
   });
+  const budget = new SlackBudget({
+    store: store.slackBudget,
+    logger,
+    limits: policy.slack.rateLimits,
+    metrics: slackBudgetMetrics(() => runtime.metrics),
+  });
+  shareRetryAfter(client, budget);
   const slack: SlackPoster = {
     async postMessage(channel, text) {
-      const posted = await client.chat.postMessage({ channel, text, unfurl_links: false });
+      // An approved notify call: it waits in line like an answer.
+      const posted = await budget.call({ method: 'chat.postMessage', channel, priority: 'answer' }, () =>
+        client.chat.postMessage({ channel, text, unfurl_links: false }),
+      );
       if (!posted.ts) throw new Error(`Slack did not return the message ts for ${channel}`);
-      const link = await client.chat.getPermalink({ channel, message_ts: posted.ts }).catch(() => null);
+      const link = await budget
+        .call({ method: 'chat.getPermalink', priority: 'answer' }, () =>
+          client.chat.getPermalink({ channel, message_ts: posted.ts as string }),
+        )
+        .catch(() => null);
       return { ts: posted.ts, ...(link?.permalink ? { permalink: link.permalink } : {}) };
     },
   };
@@ -147,14 +131,14 @@ export async function buildWorkerRuntime({
   }
   const registry = () =>
     withRedactedFailures(new Map([...own, ...mcp.tools(), ...asks.map((t) => [t.name, t] as const)]), redact);
-  const model = modelChain(env, policy, logger, fetch);
+  const model = modelChain(env, policy, logger, { fetch });
   // One model chain per model an agent names (the same server, key and fallbacks as the run's).
   const agentModels = new Map<string, ModelPort>();
   const modelOf = (agent: AgentDefinition): ModelPort => {
     if (agent.model === undefined) return model;
     let port = agentModels.get(agent.model);
     if (!port) {
-      port = modelChain(env, policy, logger, fetch, agent.model);
+      port = modelChain(env, policy, logger, { fetch, primaryName: agent.model });
       agentModels.set(agent.model, port);
     }
     return port;
@@ -163,10 +147,10 @@ export async function buildWorkerRuntime({
   const runtime: WorkerRuntime & { mcp: McpSource } = {
     store,
     queue,
-    notifier: new SlackNotifier({ client, logger }),
+    notifier: new SlackNotifier({ client, logger, budget }),
     ...(env.SLACK_AGENT_SURFACES === 'auto' && {
       surfaces: new AgentSurfaces({
-        calls: webSurfaceCalls(client),
+        calls: webSurfaceCalls(client, budget),
         memory: new SurfaceMemory(store.context),
         logger,
       }),
@@ -179,28 +163,60 @@ export async function buildWorkerRuntime({
     policy: {
       limits: limitsFromPolicy(policy, env.OPENAI_MODEL),
       approversFor: (tool) => approversFor(policy, tool),
-      gate: (tool, args) => decideGate(policy, tool, args),
+      gate: (tool, args) => decideGate(policy, tool, args, clock.now()),
+      shadow: (tool, channelId) => shadowReason(policy, tool, channelId),
       approvalTtlMs: policy.approvals.expiresAfterMinutes * 60_000,
-      systemPrompt: (channelId, now) =>
+      budgetAsks: {
+        ttlMs: (policy.budgets.extend?.expiresAfterMinutes ?? 30) * 60_000,
+        deciders: (reason, requester) =>
+          deciderIds(budgetDeciders(policy.budgets.extend, policy.approvals.approvers, reason, requester)),
+      },
+      systemPrompt: (channelId) =>
         buildSystemPrompt({
           channelPrompt: policy.channels.prompt[channelId],
           toolNames: [...runtime.tools.keys()],
-          now,
         }),
     },
     clock,
     logger,
+    // Who is on call now, for cards and for grants of on-call approvers (cached in Redis, shared).
+    oncall: processRoster({
+      policy,
+      store,
+      env: process.env,
+      lookupByEmail: (email) =>
+        budget.call({ method: 'users.lookupByEmail', priority: 'card' }, () =>
+          client.users.lookupByEmail({ email }),
+        ),
+      logger,
+    }),
     // Whether a grant's grantor is still an approver through a group (src/worker/approval-plan.ts).
     groups: createGroupMembers({
       lookup: async (usergroup) =>
-        groupMembersReply.parse(await client.usergroups.users.list({ usergroup })).users,
+        groupMembersReply.parse(
+          await budget.call({ method: 'usergroups.users.list', priority: 'card' }, () =>
+            client.usergroups.users.list({ usergroup }),
+          ),
+        ).users,
       clock,
     }),
     timeZoneOf: createTimeZoneLookup({
-      usersInfo: (user) => client.users.info({ user }),
+      // A nicety, not worth a place in line: with no slot free now, the run starts in UTC (not cached).
+      usersInfo: async (user) => {
+        if (!(await budget.tryNow({ method: 'users.info', priority: 'decoration' }, 1))) {
+          throw new SlackBudgetExhausted('users.info', 0);
+        }
+        return client.users.info({ user });
+      },
       clock,
       logger,
     }),
+    // Asked only while tracing is on, once per job: the trace names the thread it belongs to.
+    threadPermalink: (channel, ts) =>
+      client.chat.getPermalink({ channel, message_ts: ts }).then(
+        (link) => link.permalink,
+        () => undefined,
+      ),
     workerId: `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
     leaseTtlMs: env.WORKER_LOCK_MS,
     stopping,

@@ -1,7 +1,8 @@
 import { scheduleNextWatch } from '../agents/child-runs.js';
-import { createRun, isFinished } from '../loop/state.js';
+import { createRun, currentTimeNote, isFinished } from '../loop/state.js';
 import { addApprovalTimers } from '../queue/approval-timers.js';
 import type {
+  BudgetJobData,
   CancelJobData,
   ChildEndJobData,
   ExpireJobData,
@@ -9,8 +10,10 @@ import type {
   StartJobData,
 } from '../queue/job-data.js';
 import { approvalViewFromRecord } from '../slack/approval-view.js';
+import { StoreError } from '../store/errors.js';
 import { roundOf, runIdForEvent } from '../store/ids.js';
 import { advanceRun } from './advance.js';
+import { redrawBudgetCard } from './budget-pause.js';
 import { paneContextMessages } from './pane-context.js';
 import { rerunApproved } from './rerun.js';
 import type { AdvanceResult } from './run-lease.js';
@@ -62,9 +65,10 @@ export async function handleStart(
     const state = createRun({
       runId,
       requester: { userId: data.userId, teamId: data.teamId, ...(timeZone ? { timeZone } : {}) },
-      systemPrompt: rt.policy.systemPrompt(data.channelId, new Date(now)),
+      systemPrompt: rt.policy.systemPrompt(data.channelId),
       history: [...(await rt.store.threads.history(thread)), ...paneContextMessages(data.viewing)],
       question: data.text,
+      questionNote: currentTimeNote(now),
       limits: rt.policy.limits,
       now,
     });
@@ -79,7 +83,10 @@ export async function handleStart(
       await rt.notifier.reaction({ runId, ...thread, requestMessageTs: data.messageTs }, 'working');
     }
   }
-  return advanceRun(rt, runId, jobId);
+  return advanceRun(rt, runId, jobId, undefined, {
+    name: 'start',
+    ...(data.trace ? { trace: data.trace } : {}),
+  });
 }
 
 /**
@@ -91,11 +98,16 @@ export async function handleResume(
   data: ResumeJobData,
   jobId: string,
 ): Promise<AdvanceResult> {
-  // A later round made by an edit is the paused call itself (with edited arguments), not a run again.
-  if (roundOf(data.approvalId) > 1 && !(await rt.store.approvals.get(data.approvalId))?.editOf) {
+  // A later round made by an edit (or asked again after its plan changed) is the paused call itself, not
+  // a run again.
+  const round = roundOf(data.approvalId) > 1 ? await rt.store.approvals.get(data.approvalId) : undefined;
+  if (round !== undefined && !round?.editOf && !round?.replanOf) {
     return rerunApproved(rt, data, jobId);
   }
-  return advanceRun(rt, data.runId, jobId);
+  return advanceRun(rt, data.runId, jobId, undefined, {
+    name: 'resume',
+    ...(data.trace ? { trace: data.trace } : {}),
+  });
 }
 
 /**
@@ -120,12 +132,12 @@ export async function handleExpire(
   // Decided already. Advancing anyway is harmless (a run that used the decision has nothing to apply) and
   // finishes what no resume job will: a decision whose resume job was never queued (the bot died in
   // between), or a click that came too late and expired the approval itself.
-  if (!changed) return advanceRun(rt, data.runId, jobId);
+  if (!changed) return advanceRun(rt, data.runId, jobId, undefined, { name: 'expire' });
   rt.metrics?.approvalsDecided.inc({ decision: 'expired' });
   if (record.card) {
     await rt.notifier.updateCard({ runId: data.runId }, record.card, approvalViewFromRecord(record));
   }
-  return advanceRun(rt, data.runId, jobId);
+  return advanceRun(rt, data.runId, jobId, undefined, { name: 'expire' });
 }
 
 /**
@@ -141,7 +153,7 @@ export async function handleCancel(
   if (!loaded || isFinished(loaded.state)) return { type: 'done' };
   if (!loaded.cancelRequest)
     await rt.store.runs.requestCancel(data.runId, { by: data.by, at: rt.clock.now() });
-  return advanceRun(rt, data.runId, jobId);
+  return advanceRun(rt, data.runId, jobId, undefined, { name: 'cancel' });
 }
 
 /**
@@ -156,9 +168,31 @@ export async function handleChildEnd(
   // The child is read while the parent's lease is taken and the parent loaded, not after.
   const child = rt.store.runs.loadRun(data.childRunId);
   child.catch(() => {}); // Awaited (and its failure seen) only if the parent still waits for it.
-  const result = await advanceRun(rt, data.runId, jobId, new Map([[data.childRunId, child]]));
+  const result = await advanceRun(rt, data.runId, jobId, new Map([[data.childRunId, child]]), {
+    name: 'child_end',
+  });
   if (result.type === 'done' && data.watch !== undefined) {
     await scheduleNextWatch(rt, data.runId, data.childRunId, data.watch);
   }
   return result;
+}
+
+/**
+ * A budget ask's time is up: expire that round unless someone answered first (its card then says so),
+ * then let the run go on, which ends it with its stop reason (or applies the answer that came first).
+ */
+export async function handleBudgetExpire(
+  rt: WorkerRuntime,
+  data: BudgetJobData,
+  jobId: string,
+): Promise<AdvanceResult> {
+  const answer = await rt.store.budgetAsks
+    .decide({ runId: data.runId, round: data.round, decision: 'expired', now: rt.clock.now() })
+    .catch((err: unknown) => {
+      // The run has no such ask any more (a later round, or it expired): nothing to expire.
+      if (err instanceof StoreError) return null;
+      throw err;
+    });
+  if (answer?.outcome === 'decided') await redrawBudgetCard(rt, answer.record);
+  return advanceRun(rt, data.runId, jobId, undefined, { name: 'budget_expire' });
 }

@@ -1,10 +1,29 @@
-import type { ActionRecord, RunState } from '../loop/types.js';
+import type { ActionRecord, GatedCall, RunState } from '../loop/types.js';
 import { addApprovalTimers } from '../queue/approval-timers.js';
-import { approvalViewFromRecord } from '../slack/approval-view.js';
+import { approvalViewFromRecord, approvalViewNow } from '../slack/approval-view.js';
 import type { RunSlackContext } from '../slack/notifier-port.js';
+import type { NewApproval } from '../store/approval-store.js';
 import { approvalIdFor } from '../store/ids.js';
-import { gateOf, grantFor, planApproval } from './approval-plan.js';
+import { gateOf, grantFor, planApproval, planShadow } from './approval-plan.js';
 import type { WorkerRuntime } from './runtime.js';
+
+/**
+ * The approval to store for one gated call of a pause: in shadow mode (src/config/shadow-mode.ts) closed
+ * at once as not executed (a deny rule still denies), else as the policy decides it, a covering grant
+ * approving it.
+ */
+export async function planPauseCall(
+  rt: WorkerRuntime,
+  ctx: RunSlackContext,
+  run: { runId: string; requester: string },
+  call: GatedCall,
+  now: number,
+): Promise<NewApproval> {
+  const decision = gateOf(rt.policy, call);
+  const shadow = rt.policy.shadow?.(call.tool, ctx.channelId) ?? null;
+  if (shadow !== null) return planShadow(rt, call, decision, shadow, now);
+  return planApproval(rt, call, decision, now, await grantFor(rt, ctx, run, call, decision, now));
+}
 
 /**
  * Makes a pause visible and durable: one approval record per gated call, as the policy decides it (asked
@@ -23,13 +42,8 @@ export async function postPause(
   const pending = state.turn?.pending ?? [];
   if (pending.length === 0) return { decided: false };
   const now = rt.clock.now();
-  const approvals = await Promise.all(
-    pending.map(async (call) => {
-      const decision = gateOf(rt.policy, call);
-      const run = { runId: state.runId, requester: state.requester.userId };
-      return planApproval(rt, call, decision, now, await grantFor(rt, ctx, run, call, decision, now));
-    }),
-  );
+  const run = { runId: state.runId, requester: state.requester.userId };
+  const approvals = await Promise.all(pending.map((call) => planPauseCall(rt, ctx, run, call, now)));
   const records = await rt.store.approvals.createApprovals({
     runId: state.runId,
     fence,
@@ -39,11 +53,17 @@ export async function postPause(
     approvals,
   });
   for (const record of records) {
+    // A shadow call is closed already (it never runs) but still gets its card, marked as such.
+    if (record.via === 'shadow' && !record.card) {
+      const card = await rt.notifier.approvalCard(ctx, approvalViewFromRecord(record));
+      await rt.store.approvals.setCard(record.approvalId, card);
+      continue;
+    }
     if (record.status !== 'pending') continue;
     await addApprovalTimers(rt.queue, record, now);
     if (record.card) continue;
     // Throws when Slack refuses: the job is retried, since nobody can decide on a card that is not there.
-    const card = await rt.notifier.approvalCard(ctx, approvalViewFromRecord(record));
+    const card = await rt.notifier.approvalCard(ctx, await approvalViewNow(record, rt));
     await rt.store.approvals.setCard(record.approvalId, card);
   }
   return { decided: records.some((r) => r.status === 'approved' || r.status === 'rejected') };

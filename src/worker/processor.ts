@@ -2,7 +2,14 @@ import { DelayedError, type Job } from 'bullmq';
 import { parseJobData } from '../queue/job-data.js';
 import { advanceRun } from './advance.js';
 import { handleEscalate, handleRemind } from './approval-timers.js';
-import { handleCancel, handleChildEnd, handleExpire, handleResume, handleStart } from './handlers.js';
+import {
+  handleBudgetExpire,
+  handleCancel,
+  handleChildEnd,
+  handleExpire,
+  handleResume,
+  handleStart,
+} from './handlers.js';
 import type { AdvanceResult } from './run-lease.js';
 import type { WorkerRuntime } from './runtime.js';
 
@@ -63,10 +70,17 @@ export function runsProcessor(rt: WorkerRuntime) {
         break;
       case 'child_start':
         // A sub-agent's run, created by its parent: it takes no requester slot (its parent held one).
-        result = await advanceRun(rt, parsed.data.runId, jobId);
+        result = await advanceRun(rt, parsed.data.runId, jobId, undefined, { name: 'child_start' });
         break;
       case 'child_end':
         result = retrySoon(await handleChildEnd(rt, parsed.data, jobId), Date.now() - job.timestamp);
+        break;
+      case 'budget_resume':
+        // A budget ask was answered (the bot recorded it): the run applies the answer.
+        result = await advanceRun(rt, parsed.data.runId, jobId, undefined, { name: 'budget_resume' });
+        break;
+      case 'budget_expire':
+        result = await handleBudgetExpire(rt, parsed.data, jobId);
         break;
     }
     rt.metrics?.jobsProcessed.inc({ job: parsed.name, outcome: result.type });

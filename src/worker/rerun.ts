@@ -23,6 +23,7 @@ function callOf(record: ApprovalRecord): GatedCall {
     argsHash: record.argsHash,
     idempotent: record.idempotent,
     ...(record.preview ? { preview: record.preview } : {}),
+    ...(record.plan ? { plan: record.plan } : {}),
     ...(record.reason ? { reason: record.reason } : {}),
   };
 }
@@ -111,6 +112,26 @@ export function rerunApproved(rt: WorkerRuntime, data: ResumeJobData, jobId: str
   });
 }
 
+/**
+ * Running a call again cannot ask again in its run (the run went on): a plan that changed since it was
+ * approved again means it is not run; the agent can be asked again in the thread.
+ */
+function planChangedOnRerun(record: ApprovalRecord): Resolution {
+  const message = `Not run again: the plan of ${record.tool} changed since it was approved again. Ask again in the thread to see the new plan.`;
+  const result = { ok: false as const, error: { code: 'plan_changed', message } };
+  return {
+    result,
+    action: {
+      toolCallId: record.toolCallId,
+      tool: record.tool,
+      argsHash: record.argsHash,
+      outcome: 'not_executed',
+      summary: message,
+    },
+    evidence: [],
+  };
+}
+
 async function runOnce(
   rt: WorkerRuntime,
   state: RunState,
@@ -132,10 +153,12 @@ async function runOnce(
     kind: 'approved',
     toolCallId: record.toolCallId,
     argsHash: record.argsHash,
+    ...(record.plan ? { plan: record.plan } : {}),
     ...(record.decidedBy ? { by: record.decidedBy } : {}),
   };
   try {
-    return await executeApproved(state, callOf(record), decision, deps);
+    const res = await executeApproved(state, callOf(record), decision, deps);
+    return 'askAgain' in res ? planChangedOnRerun(record) : res;
   } finally {
     await trace.flush().catch((err: unknown) => log.warn({ err }, 'could not write the trace'));
   }

@@ -3,6 +3,7 @@ import { endRun } from '../loop/finish.js';
 import { isFinished } from '../loop/state.js';
 import type { RedisClient } from '../queue/connection.js';
 import { queuePrefix, RUNS_QUEUE } from '../queue/names.js';
+import { isConnectionError } from '../queue/outage-log.js';
 import { runIdForEvent, runIdOf } from '../store/ids.js';
 import { slackContextOf } from './advance.js';
 import { deliverEnd } from './deliver-end.js';
@@ -75,7 +76,10 @@ export function createRunWorker(rt: WorkerRuntime, connection: RedisClient, opti
     maxStalledCount: 2,
     autorun: false,
   });
-  worker.on('error', (err) => rt.logger.error({ err }, 'worker error'));
+  // Redis being unreachable is reported once per back-off step by reportRedisOutages, not per retry here.
+  worker.on('error', (err) => {
+    if (!isConnectionError(err)) rt.logger.error({ err }, 'worker error');
+  });
   worker.on('stalled', (jobId) => rt.logger.warn({ jobId }, 'job stalled; another worker takes it over'));
   worker.on('failed', (job, err) => {
     if (!job) return;

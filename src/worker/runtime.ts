@@ -1,13 +1,15 @@
 import type { AgentRuntime } from '../agents/catalog.js';
-import type { AnyTool, Clock, Logger, ModelPort, RunLimits } from '../loop/types.js';
+import type { GroupMembers } from '../approvers/groups.js';
+import type { OncallRoster } from '../approvers/oncall/roster-port.js';
+import type { AnyTool, Clock, ExtendableStop, Logger, ModelPort, RunLimits } from '../loop/types.js';
 import type { Metrics } from '../metrics/metrics.js';
-import type { GroupMembers } from '../policy/approver-groups.js';
 import type { GateDecision } from '../policy/gate.js';
 import type { RunsQueue } from '../queue/runs-queue.js';
 import type { Notifier } from '../slack/notifier-port.js';
 import type { AgentSurfaces } from '../slack/surfaces/agent-surfaces.js';
 import type { Approvers } from '../store/records.js';
 import type { Store } from '../store/store.js';
+import type { RunTracer } from '../telemetry/run-tracer.js';
 import type { CancelWatch } from './cancel-watch.js';
 import type { RequesterSlots } from './requester-slots.js';
 
@@ -21,9 +23,23 @@ export interface RunPolicy {
    * every call asks `approversFor(tool)`, one of them, within `approvalTtlMs`.
    */
   gate?(tool: string, args: unknown): GateDecision;
+  /**
+   * Why a gated call of `tool` asked from `channelId` is in shadow mode (src/policy/shadow.ts), or null:
+   * it runs as usual. Absent: no call is in shadow mode.
+   */
+  shadow?(tool: string, channelId: string): string | null;
   /** How long an approval card waits for a decision. */
   approvalTtlMs: number;
-  systemPrompt(channelId: string, now: Date): string;
+  /**
+   * Asks for more budget (`budgets.extend`): how long a card waits, and who may answer one (Slack user
+   * and group ids, as the policy names them now). Absent: 30 minutes, the requester.
+   */
+  budgetAsks?: {
+    ttlMs: number;
+    deciders(reason: ExtendableStop, requester: string): string[];
+  };
+  /** The same for every run of a channel (a prefix servers cache); the time goes in the question's note. */
+  systemPrompt(channelId: string): string;
 }
 
 /** Everything a job handler uses; built once per worker process. */
@@ -51,6 +67,8 @@ export interface WorkerRuntime {
    * approver of a call through a group; absent: only approvers named directly count for grants.
    */
   groups?: GroupMembers;
+  /** Who is on call now for the policy's on-call sources (cached in Redis, shared with the bot). */
+  oncall?: OncallRoster;
   /** Prometheus metrics of this process, when it serves them. */
   metrics?: Metrics;
   /**
@@ -70,4 +88,8 @@ export interface WorkerRuntime {
    * seen at step boundaries only.
    */
   cancels?: CancelWatch;
+  /** OpenTelemetry traces of runs (OTEL_EXPORTER_OTLP_* set); absent: tracing is off. */
+  telemetry?: RunTracer;
+  /** The permalink of a thread's first message (Slack's chat.getPermalink), for the trace. */
+  threadPermalink?: (channelId: string, threadTs: string) => Promise<string | undefined>;
 }

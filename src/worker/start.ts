@@ -1,20 +1,26 @@
 import type { Server } from 'node:http';
 import { loadEnv } from '../config/env.js';
+import { ConfigError } from '../config/errors.js';
 import { loadPolicy } from '../config/policy.js';
 import { configuredSecrets } from '../config/policy-env.js';
-import { redisTarget } from '../config/redis-target.js';
+import { redisTarget, targetVariable } from '../config/redis-target.js';
 import { createLogger, secretRedactor } from '../log/logger.js';
 import { startProbeServer } from '../metrics/http.js';
 import { createMetrics, type Metrics } from '../metrics/metrics.js';
 import { refuseClusterNode } from '../queue/cluster-node-check.js';
 import { createRedisConnection } from '../queue/connection.js';
+import { isConnectionError, reportRedisOutages } from '../queue/outage-log.js';
 import { createRunsQueue, type RunsQueue } from '../queue/runs-queue.js';
 import type { Store } from '../store/store.js';
 import { createStore } from '../store/store.js';
+import type { RunTracer } from '../telemetry/run-tracer.js';
+import { startTelemetry } from '../telemetry/sdk.js';
+import { customToolSecrets } from '../tools/registry.js';
 import { buildWorkerRuntime } from './build-runtime.js';
 import { CancelWatch } from './cancel-watch.js';
 import { inFlightJobs } from './hand-back.js';
 import { type LoadGate, startLoadGate } from './load-gate.js';
+import { announceNoMetrics, type NoMetricsAnnouncement } from './no-metrics-notice.js';
 import { RequesterSlots } from './requester-slots.js';
 import { closeWorker, createRunWorker } from './run-worker.js';
 
@@ -35,6 +41,8 @@ export function metricsFor(store: Store, queue: RunsQueue): Metrics {
     pendingApprovals: () => store.context.redis.zcard(store.context.keys.pendingApprovals),
     queueCounts: () =>
       queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed', 'prioritized'),
+    oldestPendingApprovalSeconds: async () => (await store.approvals.oldestPendingAgeMs(Date.now())) / 1000,
+    redisUp: async () => (await store.context.redis.ping()) === 'PONG',
   });
 }
 
@@ -45,6 +53,8 @@ export interface StartWorkerOptions {
   serveProbes?: boolean;
   /** Stop on SIGTERM/SIGINT and exit the process. Default true. */
   handleSignals?: boolean;
+  /** Share the bot's tracer (`npm start`); else the worker starts its own when OTEL_* asks for one. */
+  telemetry?: RunTracer | null;
 }
 
 /**
@@ -56,7 +66,10 @@ export async function startWorker(options: StartWorkerOptions = {}) {
   const env = loadEnv(process.env, { need: 'worker' });
   const policy = await loadPolicy(env.LOOPGATE_CONFIG);
   // Every configured secret, so logs and tool failures never show one whatever holds it.
-  const secrets = secretRedactor(configuredSecrets(policy, process.env));
+  const secrets = secretRedactor([
+    ...configuredSecrets(policy, process.env),
+    ...(await customToolSecrets(policy, process.env)),
+  ]);
   const logger = createLogger({ level: env.LOG_LEVEL, service: 'loopgate-worker', secrets });
   const redis = redisTarget(env);
   const storeConnection = createRedisConnection(redis, 'store');
@@ -64,9 +77,7 @@ export async function startWorker(options: StartWorkerOptions = {}) {
   const workerConnection = createRedisConnection(redis, 'worker');
   // Given over to subscribe mode: hears of cancelled runs at once (cancel-watch.ts).
   const subscriber = createRedisConnection(redis, 'worker');
-  for (const c of [storeConnection, producer, workerConnection, subscriber]) {
-    c.on('error', (err: Error) => logger.warn({ err }, 'redis connection error'));
-  }
+  reportRedisOutages([storeConnection, producer, workerConnection, subscriber], redis, logger);
   await refuseClusterNode(storeConnection);
   const store = createStore(storeConnection, {
     prefix: env.LOOPGATE_PREFIX,
@@ -76,6 +87,10 @@ export async function startWorker(options: StartWorkerOptions = {}) {
     waitTimeoutMs: env.REDIS_WAIT_TIMEOUT_MS,
   });
   const queue = createRunsQueue(producer, env.LOOPGATE_PREFIX);
+  // Without a listener BullMQ's queue would rethrow its connection's errors.
+  queue.on('error', (err: Error) => {
+    if (!isConnectionError(err)) logger.warn({ err }, 'runs queue error');
+  });
   const metrics = options.metrics ?? metricsFor(store, queue);
   let stopping = false;
   // Not spread: the MCP source replaces `rt.tools` when a server's tool list changes.
@@ -89,6 +104,10 @@ export async function startWorker(options: StartWorkerOptions = {}) {
     redact: secrets.text,
   });
   rt.metrics = metrics;
+  const telemetry =
+    options.telemetry ??
+    startTelemetry({ service: 'loopgate-worker', env: process.env, logger, redact: secrets.text });
+  if (telemetry) rt.telemetry = telemetry;
   rt.requesterSlots = new RequesterSlots(env.WORKER_MAX_RUNS_PER_REQUESTER);
   rt.cancels = new CancelWatch({
     isCancelled: (runId) => store.runs.cancelRecorded(runId),
@@ -109,8 +128,11 @@ export async function startWorker(options: StartWorkerOptions = {}) {
     prefix: env.LOOPGATE_PREFIX,
   });
   let probes: Server | undefined;
+  let noMetrics: NoMetricsAnnouncement | undefined;
   let gate: LoadGate | undefined;
-  // Before taking jobs: a port in use (a second worker on one host) stops start-up naming METRICS_PORT.
+  // A metrics port is not worth an outage: a port in use (a second worker on one host, the new worker of
+  // a rolling restart while the old one drains) leaves this worker without probes, saying so, and it
+  // takes jobs as usual.
   if (options.serveProbes !== false && env.METRICS_PORT !== 0) {
     probes = await startProbeServer({
       registry: metrics.registry,
@@ -123,8 +145,21 @@ export async function startWorker(options: StartWorkerOptions = {}) {
         worker: async () =>
           (worker.isRunning() || gate?.admitting() === false) && workerConnection.status === 'ready',
       },
+      reasons: {
+        redis: `redis: Redis does not answer (check ${targetVariable(redis)} and that Redis is up)`,
+        worker:
+          'worker: not taking jobs: its queue connection is not ready (Redis unreachable) or it stopped',
+      },
       // A missing MCP server does not make the worker unready (its other tools serve); it is listed.
       details: () => ({ mcp: rt.mcp.report() }),
+    }).catch((err: unknown) => {
+      if (!(err instanceof ConfigError)) throw err;
+      logger.warn(
+        { variable: 'METRICS_PORT', port: env.METRICS_PORT },
+        `METRICS_PORT ${env.METRICS_PORT} is already in use on this host: this worker serves no /metrics, /healthz or /readyz, and takes jobs as usual; give each worker on one host its own METRICS_PORT (or 0 for none)`,
+      );
+      noMetrics = announceNoMetrics(store.workerNotices, env.METRICS_PORT, logger);
+      return undefined;
     });
   }
   worker.run().catch((err: unknown) => logger.error({ err }, 'worker stopped with an error'));
@@ -154,7 +189,7 @@ export async function startWorker(options: StartWorkerOptions = {}) {
       maxRunsPerRequester: env.WORKER_MAX_RUNS_PER_REQUESTER,
       tools: [...rt.tools.keys()],
       mcp: rt.mcp.report(),
-      metricsPort: env.METRICS_PORT,
+      metricsPort: probes === undefined ? 0 : env.METRICS_PORT,
     },
     'worker started',
   );
@@ -173,10 +208,14 @@ export async function startWorker(options: StartWorkerOptions = {}) {
       );
     }
     probes?.close();
+    await noMetrics?.stop();
     await rt.mcp.close();
     await rt.cancels?.close();
     await queue.close().catch(() => {});
     for (const c of [storeConnection, producer, workerConnection]) c.disconnect();
+    // The spans still buffered are sent before the process exits (a shared tracer is the bot's to end).
+    if (!options.telemetry)
+      await telemetry?.shutdown().catch((err: unknown) => logger.warn({ err }, 'traces not flushed'));
     logger.info({}, 'worker stopped');
   };
   if (options.handleSignals !== false) {

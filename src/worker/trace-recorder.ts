@@ -12,6 +12,9 @@ import type { RunStore } from '../store/run-store.js';
 export function traceEntryOf(event: EngineEvent, at: number): TraceEntry | null {
   switch (event.type) {
     case 'step_started':
+    // The run's state keeps its budget asks and grants (budgetAsk, extensions).
+    case 'budget_asked':
+    case 'budget_extended':
       return null;
     case 'model_replied':
       return {
@@ -58,6 +61,14 @@ export function traceEntryOf(event: EngineEvent, at: number): TraceEntry | null 
       };
     case 'answer_rejected':
       return { type: event.type, at, problems: event.problems };
+    case 'plan_changed':
+      // The new plan itself is on the call (run state) and its new approval round.
+      return {
+        type: event.type,
+        at,
+        toolCallId: event.toolCallId,
+        ...(event.plan.ok ? { planHash: event.plan.hash } : {}),
+      };
     case 'context_compacted':
       // The record itself is kept with the run (its compactions); the trace adds how long it took.
       return { type: event.type, at, upTo: event.upTo, durationMs: event.durationMs };

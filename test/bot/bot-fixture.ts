@@ -12,11 +12,11 @@ import { type Policy, parsePolicy } from '../../src/config/policy.js';
 import { approversFor } from '../../src/config/policy-limits.js';
 import { createLogger } from '../../src/log/logger.js';
 import { createRun } from '../../src/loop/state.js';
-import type { GatedCall, RunState } from '../../src/loop/types.js';
+import type { Clock, GatedCall, RunState } from '../../src/loop/types.js';
 import { createRedisConnection, createRunsQueue, type RunsQueue } from '../../src/queue/index.js';
 import { approvalCard } from '../../src/slack/approval-card.js';
 import { approvalViewFromRecord } from '../../src/slack/approval-view.js';
-import type { ApprovalPolicyFields } from '../../src/store/approval-store.js';
+import type { ApprovalPolicyFields, NewApproval } from '../../src/store/approval-store.js';
 import { type ApprovalRecord, createStore, type Store, type StoreOptions } from '../../src/store/index.js';
 import { type FakeSlack, type FakeSlackOptions, startFakeSlack } from '../fakes/slack-api-server.js';
 import {
@@ -69,6 +69,8 @@ export interface BotFixtureOptions {
   socketMode?: boolean;
   /** Store options beyond the prefix (e.g. `waitReplicas`). */
   store?: Omit<StoreOptions, 'prefix'>;
+  /** The bot's clock, also the creation time of `pendingApproval`s; default the system clock. */
+  clock?: Clock;
 }
 
 export interface PendingApproval {
@@ -120,6 +122,10 @@ export interface BotFixture {
     policy?: ApprovalPolicyFields;
     /** Who may decide; default the tool's approvers in the policy. */
     approvers?: { users: string[]; groups: string[] };
+    /** Stored decided already (e.g. a shadow call: `{ status: 'rejected', via: 'shadow', reason }`). */
+    decided?: NewApproval['decided'];
+    /** The tool's plan shown with the call (a tool with `plan`). */
+    plan?: GatedCall['plan'];
   }): Promise<PendingApproval>;
   cleanup(): Promise<void>;
 }
@@ -159,6 +165,7 @@ export async function startBotFixture(options: BotFixtureOptions = {}): Promise<
     logger: createLogger({ level: 'silent' }),
     enqueueRetryDelaysMs: options.enqueueRetryDelaysMs ?? [20, 40, 80, 160],
     ...(options.queueDeadlineMs === undefined ? {} : { queueDeadlineMs: options.queueDeadlineMs }),
+    ...(options.clock ? { clock: options.clock } : {}),
   });
   const { port } = await bot.start(0);
   await socket?.connected();
@@ -218,7 +225,7 @@ export async function startBotFixture(options: BotFixtureOptions = {}): Promise<
       const runId = `r-${randomBytes(5).toString('hex')}`;
       const question = fake.userMessage({ channel, user: requester, text: 'restart payments please' });
       const threadTs = question.ts;
-      const now = Date.now();
+      const now = options.clock?.now() ?? Date.now();
       const call: GatedCall = {
         toolCallId: 'call_1',
         tool,
@@ -227,6 +234,7 @@ export async function startBotFixture(options: BotFixtureOptions = {}): Promise<
         argsHash: 'a'.repeat(64),
         reason: 'payments is failing its health checks',
         idempotent: false,
+        ...(opts.plan ? { plan: opts.plan } : {}),
       };
       const state: RunState = awaitingApproval(
         createRun({
@@ -258,6 +266,7 @@ export async function startBotFixture(options: BotFixtureOptions = {}): Promise<
             approvers: opts.approvers ?? approversFor(policy, tool),
             expiresAt: now + (opts.expiresInMs ?? HOUR),
             ...(opts.policy ? { policy: opts.policy } : {}),
+            ...(opts.decided ? { decided: opts.decided } : {}),
           },
         ],
       });

@@ -201,3 +201,24 @@ describe('Edit', () => {
     expect(fx.fake.ephemerals(CHANNEL).at(-1)?.text).toContain('The arguments were edited');
   });
 });
+
+describe('Edit of a call with a plan', () => {
+  it("drops the model's plan from the edited round: the worker plans the edited arguments before they run", async () => {
+    await fx.cleanup();
+    fx = await startBotFixture({ policyYaml: POLICY });
+    const plan = { ok: true as const, text: 'payments: 3 replicas', hash: 'c'.repeat(64) };
+    pending = await fx.pendingApproval({
+      tool: 'scale',
+      args: { service: 'payments', env: 'prod', replicas: 3, dryRun: false },
+      policy: { schema: SCHEMA },
+      plan,
+    });
+    expect((await fx.store.approvals.get(pending.approvalId))?.plan).toEqual(plan);
+    const view = await openForm();
+    expect((await submit(view.private_metadata, form({ replicas: '5' }))).status).toBe(200);
+    await fx.bot.idle();
+    const next = await fx.store.approvals.get(nextRoundOf(pending.approvalId));
+    expect(next).toMatchObject({ editOf: pending.approvalId, args: { replicas: 5 } });
+    expect(next?.plan).toBeUndefined();
+  });
+});

@@ -6,11 +6,12 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../demo/lib/free-port.js';
 import { createRedisConnection, createRunsQueue, startJobId } from '../../src/queue/index.js';
+import { createStore } from '../../src/store/index.js';
 import { type FakeSlack, startFakeSlack } from '../fakes/slack-api-server.js';
 import {
   appMentionEvent,
@@ -23,7 +24,8 @@ import { deleteKeys } from '../store/redis-fixture.js';
 import { REDIS_URL } from './bot-fixture.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-const tsx = join(repoRoot, 'node_modules/.bin/tsx');
+// Node with tsx's loader, not the tsx CLI, whose signal relay SIGKILLs a child slow to acknowledge (exit 143).
+const tsxLoader = pathToFileURL(join(repoRoot, 'node_modules/tsx/dist/loader.mjs')).href;
 const entry = join(repoRoot, 'src/bot/main.ts');
 
 interface Started {
@@ -34,7 +36,10 @@ interface Started {
 }
 
 function startProcess(env: Record<string, string>, cwd: string): Started {
-  const child = spawn(tsx, [entry], { cwd, env: { PATH: process.env.PATH ?? '', ...env } });
+  const child = spawn(process.execPath, ['--import', tsxLoader, entry], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', ...env },
+  });
   const stdout: string[] = [];
   const stderr: string[] = [];
   child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk.toString()));
@@ -132,7 +137,18 @@ describe('npm run bot (src/bot/main.ts)', { timeout: 60_000 }, () => {
       // Redis answers, but no worker takes jobs yet: not ready, and it says why.
       const ready = await fetch(`${internal}/readyz`);
       expect(ready.status).toBe(503);
-      expect(await ready.json()).toMatchObject({ ok: false, checks: { redis: true, workers: false } });
+      expect(await ready.json()).toMatchObject({
+        ok: false,
+        checks: { redis: true, workers: false },
+        workersWithoutMetrics: [],
+      });
+      // A worker whose METRICS_PORT was taken says so through Redis; the bot's /readyz lists it.
+      const notices = createStore(redis, { prefix: `{${prefix}}` }).workerNotices;
+      await notices.noMetrics({ host: 'host-a', pid: 4242, port: 9091 });
+      const listed = (await (await fetch(`${internal}/readyz`)).json()) as { workersWithoutMetrics: unknown };
+      expect(listed.workersWithoutMetrics).toEqual([
+        { host: 'host-a', pid: 4242, port: 9091, seenAt: expect.any(String) },
+      ]);
       // Bolt asked Slack who the bot is, on the fake.
       expect(fake.callsOf('auth.test').length).toBeGreaterThan(0);
 
@@ -216,8 +232,7 @@ describe('npm run bot (src/bot/main.ts)', { timeout: 60_000 }, () => {
       cwd,
     );
     expect(await running.exited).toBe(1);
-    expect(running.stdout.join('')).toContain('loopgate bot could not start');
-    expect(running.stdout.join('')).toContain('invalid_auth');
+    expect(running.stdout.join('')).toContain('Slack refused SLACK_BOT_TOKEN (invalid_auth)');
   });
 
   it('names the policy problem and exits 1 when the policy file is invalid', async () => {

@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
+import { createGroupMembers } from '../../src/approvers/groups.js';
 import { createBotApp } from '../../src/bot/app.js';
 import { mayDecide } from '../../src/bot/approvers.js';
 import { createBackground } from '../../src/bot/background.js';
@@ -15,7 +16,6 @@ import { approversFor } from '../../src/config/policy-limits.js';
 import { createLogger } from '../../src/log/logger.js';
 import { runChecks } from '../../src/metrics/http.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
-import { createGroupMembers } from '../../src/policy/approver-groups.js';
 import { createRedisConnection, createRunsQueue } from '../../src/queue/index.js';
 import { timingsFromTrace } from '../../src/slack/trace.js';
 import { createStore } from '../../src/store/index.js';
@@ -118,27 +118,27 @@ describe('approvers', () => {
       approvers: approversFor(policy, tool),
     });
     const call = asked('post_message', 'U0ALICE');
-    expect(await mayDecide(policy, call, 'U0COMMS', 'approve', groups)).toEqual({ ok: true });
-    expect(await mayDecide(policy, call, 'U0MGR', 'approve', groups)).toEqual({
+    expect(await mayDecide(policy, call, 'U0COMMS', 'approve', { groups })).toEqual({ ok: true });
+    expect(await mayDecide(policy, call, 'U0MGR', 'approve', { groups })).toEqual({
       ok: false,
       reason: 'not_approver',
     });
     const http = asked('http_request', 'U0MGR');
     // A rule's selfApproval and approvers, stored on the approval, win over the policy's.
-    expect(await mayDecide(policy, { ...http, selfApproval: true }, 'U0MGR', 'approve', groups)).toEqual({
+    expect(await mayDecide(policy, { ...http, selfApproval: true }, 'U0MGR', 'approve', { groups })).toEqual({
       ok: true,
     });
     const leadsOnly = { ...http, approvers: { users: ['U0LEAD'], groups: [] } };
-    expect(await mayDecide(policy, leadsOnly, 'U0SRE', 'approve', groups)).toEqual({
+    expect(await mayDecide(policy, leadsOnly, 'U0SRE', 'approve', { groups })).toEqual({
       ok: false,
       reason: 'not_approver',
     });
-    expect(await mayDecide(policy, http, 'U0SRE', 'approve', groups)).toEqual({ ok: true });
-    expect(await mayDecide(policy, http, 'U0MGR', 'approve', groups)).toEqual({
+    expect(await mayDecide(policy, http, 'U0SRE', 'approve', { groups })).toEqual({ ok: true });
+    expect(await mayDecide(policy, http, 'U0MGR', 'approve', { groups })).toEqual({
       ok: false,
       reason: 'self_approval',
     });
-    expect(await mayDecide(policy, http, 'U0MGR', 'reject', groups)).toEqual({ ok: true });
+    expect(await mayDecide(policy, http, 'U0MGR', 'reject', { groups })).toEqual({ ok: true });
   });
 });
 

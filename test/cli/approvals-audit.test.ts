@@ -8,6 +8,9 @@ import { realisticState, slack } from '../store/run-state-fixture.js';
 import { type CliResult, emptyWorkDir, runCli } from './cli-harness.js';
 
 const RUN = 'run-gated';
+/** A run whose approval was asked 45 minutes ago and whose card is posted. */
+const OLD_RUN = 'run-gated-old';
+const OLD_CARD = { channel: 'C0OPS', ts: '1767000000.000200' };
 const HOUR = 3_600_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -49,6 +52,17 @@ beforeAll(async () => {
       { call: gated('call_stale', 'http_request'), approvers, expiresAt: now - 60_000 },
     ],
   });
+  await fx.store.runs.createRun(realisticState(OLD_RUN), slack);
+  const oldLease = await fx.store.leases.acquire(OLD_RUN, 'worker-a', 30_000);
+  if (!oldLease.acquired) throw new Error('no lease');
+  await fx.store.approvals.createApprovals({
+    runId: OLD_RUN,
+    fence: oldLease.fence,
+    requester: 'U0BOB',
+    now: now - 45 * 60_000,
+    approvals: [{ call: gated('call_old', 'http_request'), approvers, expiresAt: now + HOUR }],
+  });
+  await fx.store.approvals.setCard(approvalIdFor(OLD_RUN, 'call_old'), OLD_CARD);
   marks.before = Date.now();
   await sleep(30);
   await fx.store.approvals.decide({
@@ -79,24 +93,42 @@ afterAll(async () => {
 const iso = (ms: number) => new Date(ms).toISOString();
 
 describe('loopgate approvals', () => {
-  it('lists the pending approvals with tool, run, requester, approvers and expiry', async () => {
+  it('lists the pending approvals oldest first: how long each waited, tool, run, requester, approvers, expiry, link', async () => {
     const result = await cli('approvals');
     expect(result).toMatchObject({ code: 0, stderr: '' });
     const lines = result.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^APPROVAL\s+TOOL\s+RUN\s+REQUESTER\s+APPROVERS\s+EXPIRES$/);
-    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/^WAITING\s+APPROVAL\s+TOOL\s+RUN\s+REQUESTER\s+APPROVERS\s+EXPIRES\s+LINK$/);
+    expect(lines).toHaveLength(3);
     expect(lines[1]).toMatch(
       new RegExp(
-        `^${approvalIdFor(RUN, 'call_restart')}\\s+run_action \\[write\\]\\s+${RUN}\\s+U0ALICE\\s+U0MANAGER,S0SRE\\s+\\S+ \\S+Z \\(in (5\\dm \\d\\ds|1h 00m)\\)`,
+        `^45m 0\\ds\\s+${approvalIdFor(OLD_RUN, 'call_old')}\\s+http_request \\[write\\]\\s+${OLD_RUN}\\s+U0BOB\\s+U0MANAGER,S0SRE\\s+\\S+ \\S+Z \\(in .*\\)\\s+https://slack\\.com/archives/C0OPS/p1767000000000200$`,
       ),
     );
+    expect(lines[2]).toMatch(
+      new RegExp(
+        `^\\d+(\\.\\d)? (ms|s)\\s+${approvalIdFor(RUN, 'call_restart')}\\s+run_action \\[write\\]\\s+${RUN}\\s+U0ALICE\\s+U0MANAGER,S0SRE\\s+\\S+ \\S+Z \\(in (5\\dm \\d\\ds|1h 00m)\\)\\s+-$`,
+      ),
+    );
+    // Not a terminal: no colour codes.
+    expect(result.stdout).not.toContain('\u001b[');
+  });
+
+  it('--json gives each record with its age and link', async () => {
+    const result = await cli('approvals', '--json');
+    const records = JSON.parse(result.stdout) as Array<
+      ApprovalRecord & { ageMs: number; link: string | null }
+    >;
+    expect(records.map((r) => r.toolCallId)).toEqual(['call_old', 'call_restart']);
+    expect(records[0]?.ageMs).toBeGreaterThanOrEqual(45 * 60_000);
+    expect(records[0]?.link).toBe('https://slack.com/archives/C0OPS/p1767000000000200');
+    expect(records[1]?.link).toBeNull();
   });
 
   it('with --all also lists the approvals past their expiry that nobody expired, marked overdue', async () => {
     const result = await cli('approvals', '--all', '--json');
     expect(result.code).toBe(0);
     const records = JSON.parse(result.stdout) as ApprovalRecord[];
-    expect(records.map((r) => r.toolCallId)).toEqual(['call_stale', 'call_restart']);
+    expect(records.map((r) => r.toolCallId)).toEqual(['call_old', 'call_stale', 'call_restart']);
     expect(records.every((r) => r.status === 'pending')).toBe(true);
     const text = await cli('approvals', '--all');
     expect(text.stdout).toMatch(/http_request \[write\].*\(OVERDUE, [1-9]m \d\ds ago\)/);

@@ -81,7 +81,11 @@ describe('loopgate check-config', () => {
       ].join('\n'),
     );
     expect(out).toMatch(/\n {4}page_oncall\s+notify approvers: U012MANAGER, S0SRELEADS\n/);
-    expect(out).toMatch(/\n {4}lookup_customer\s+read\n/);
+    // The Slack rate budgets in force (docs/operations.md, "Slack rate limits").
+    expect(out).toContain(
+      'Slack rate budgets (shared by every process; raise with slack.rateLimits): chat.postMessage: 60/min per channel; Tier 2',
+    );
+    expect(out).toContain('Tier 3 (chat.update, reactions.add, agents.sessions.setStatus, …): 50/min');
   });
 
   it('reads the file named by LOOPGATE_CONFIG when no path is given, and prints JSON with --json', async () => {
@@ -110,7 +114,6 @@ describe('loopgate check-config', () => {
       'post_message',
       'page_oncall',
       'run_action',
-      'lookup_customer',
     ]);
     expect(summary.tools.find((t) => t.name === 'http_request')?.approvers).toEqual({
       users: [],
@@ -132,6 +135,22 @@ describe('loopgate check-config', () => {
     } finally {
       writeFileSync(join(work.dir, '.env'), '');
     }
+  });
+
+  it("refuses a custom tool's unset secret, naming the tool and the variable, and warns about process.env", async () => {
+    const tool = join(REPO_ROOT, 'test/tools/fixtures/custom/reads-env.ts');
+    const file = join(work.dir, 'custom.yaml');
+    writeFileSync(file, `custom:\n  - ${tool}\n`);
+    const missing = await runCli(['check-config', file, '--json'], {}, work.dir);
+    expect(missing.code).toBe(1);
+    expect(JSON.parse(missing.stdout).problems).toEqual([
+      { key: 'custom[0]', problem: 'reads_env needs environment variable DECLARED_TOKEN, which is not set' },
+    ]);
+    const set = await runCli(['check-config', file], { DECLARED_TOKEN: 'declared-1' }, work.dir);
+    expect(set.code).toBe(0);
+    expect(set.stdout).toContain(
+      `  warning: custom[0]: ${tool}:12 reads process.env: unchecked and not redacted; list the variable in the tool's secrets and read it with ctx.secret(name)`,
+    );
   });
 
   it('warns about a rule whose operators cannot apply to the argument type, and still exits 0', async () => {
@@ -234,5 +253,48 @@ describe('loopgate check-config', () => {
     );
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('missing.yaml (ENOENT)');
+  });
+});
+
+describe('loopgate policy test --at', () => {
+  const FREEZES = `
+approvals: { approvers: [U0LEAD1, U0LEAD2] }
+freezes:
+  weekend: { timeZone: Europe/Berlin, weekly: [{ from: "fri 18:00", to: "mon 08:00" }] }
+rules:
+  post_message:
+    - { name: weekend, when: { freeze: weekend }, outcome: ask, quorum: 2 }
+tools:
+  post_message: { channels: [C0OPS] }
+`;
+  const at = (when: string, extra: string[] = []) => {
+    const path = join(work.dir, 'freezes.yaml');
+    writeFileSync(path, FREEZES);
+    return runCli(
+      ['policy', 'test', 'post_message', '{}', '--config', path, '--at', when, ...extra],
+      {},
+      work.dir,
+    );
+  };
+
+  it('judges freezes at the moment given and lists those in force', async () => {
+    const saturday = await at('2026-12-05T12:00Z');
+    expect(saturday.stdout).toContain('at 2026-12-05 12:00:00Z: freezes in force: weekend\n');
+    expect(saturday.stdout).toContain(
+      '=> rule 1 of post_message (weekend): asks U0LEAD1, U0LEAD2; 2 distinct approvals needed',
+    );
+    const monday = await at('2026-12-07T12:00Z', ['--json']);
+    expect(JSON.parse(monday.stdout)).toMatchObject({
+      at: '2026-12-07 12:00:00Z',
+      freezes: [],
+      tried: [{ matched: false, miss: 'freeze: expected weekend is in force, no freeze is in force' }],
+      decision: { kind: 'ask', rule: null, quorum: 1 },
+    });
+  });
+
+  it('refuses a time it cannot read, naming --at', async () => {
+    const bad = await at('yesterday');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--at: not a time: "yesterday"');
   });
 });

@@ -1,4 +1,7 @@
-/** Runs the real CLI (bin/loopgate.js, TypeScript through tsx) as a child process. */
+/**
+ * Runs the real CLI (bin/loopgate.js) as a child process, on the TypeScript sources through tsx
+ * (LOOPGATE_FROM_SOURCE=1), so the tests exercise the code as it is rather than the last build.
+ */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,7 +26,7 @@ export function emptyWorkDir(): { dir: string; remove(): void } {
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** `node bin/loopgate.js ...args` with only PATH and `env` in its environment. */
+/** `node bin/loopgate.js ...args` with only PATH, LOOPGATE_FROM_SOURCE and `env` in its environment. */
 export function runCli(
   args: readonly string[],
   env: Record<string, string>,
@@ -33,7 +36,7 @@ export function runCli(
     execFile(
       process.execPath,
       [BIN, ...args],
-      { cwd, env: { PATH: process.env.PATH ?? '', ...env }, timeout: 15_000 },
+      { cwd, env: { PATH: process.env.PATH ?? '', LOOPGATE_FROM_SOURCE: '1', ...env }, timeout: 15_000 },
       (error, stdout, stderr) => {
         if (error && typeof error.code !== 'number') reject(error);
         else resolve({ code: error ? Number(error.code) : 0, stdout, stderr });

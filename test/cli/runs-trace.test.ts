@@ -18,6 +18,7 @@ function finished(runId: string): RunState {
     question: 'Is payments healthy?',
     createdAt: T0 + 2_000,
     updatedAt: T0 + 9_000,
+    extensions: [{ round: 1, reason: 'max_steps', added: { steps: 10 }, by: 'U0BOB', at: T0 + 5_000 }],
   };
 }
 
@@ -43,6 +44,30 @@ beforeAll(async () => {
   fx = storeFixture();
   env = { REDIS_URL: 'redis://127.0.0.1:6379', LOOPGATE_PREFIX: `{${fx.prefix}}` };
   for (const run of runs) await fx.store.runs.createRun(run.state, run.slack);
+  // run-alice waits 10 minutes for U0MANAGER or S0SRE to decide its restart.
+  const lease = await fx.store.leases.acquire('run-alice', 'worker-a', 30_000);
+  if (!lease.acquired) throw new Error('no lease');
+  await fx.store.approvals.createApprovals({
+    runId: 'run-alice',
+    fence: lease.fence,
+    requester: 'U0ALICE',
+    now: Date.now() - 10 * 60_000,
+    approvals: [
+      {
+        call: {
+          toolCallId: 'call_restart',
+          tool: 'run_action',
+          effect: 'write',
+          args: {},
+          argsHash: 'a'.repeat(64),
+          idempotent: false,
+        },
+        approvers: { users: ['U0MANAGER'], groups: ['S0SRE'] },
+        expiresAt: Date.now() + 3_600_000,
+      },
+    ],
+  });
+  await fx.store.leases.release('run-alice', lease.fence);
   await fx.store.runs.appendTrace('run-alice', [
     { type: 'model_replied', runId: 'run-alice', step: 1, toolCalls: 2, durationMs: 1_234, at: T0 + 10 },
     {
@@ -72,18 +97,23 @@ afterAll(async () => {
 });
 
 describe('loopgate runs', () => {
-  it('lists the runs of a channel, newest first, with status, stop reason, step, requester and time', async () => {
+  it('lists the runs of a channel, what needs attention first, with status, steps, cost, age, duration and whom a paused run waits on', async () => {
     const result = await cli('runs', '--team', 'T0TEAM', '--channel', 'C0OPS');
     expect(result).toMatchObject({ code: 0, stderr: '' });
     const lines = result.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^RUN\s+STATUS\s+STOP\s+STEP\s+REQUESTER\s+CHANNEL\s+CREATED\s+QUESTION$/);
-    expect(lines.slice(1).map((l) => l.split(/\s+/)[0])).toEqual(['run-bob-done', 'run-alice']);
+    expect(lines[0]).toMatch(
+      /^RUN\s+STATUS\s+STEPS\s+COST\s+AGE\s+DURATION\s+WAITING ON\s+WAITING\s+REQUESTER\s+CHANNEL\s+QUESTION$/,
+    );
+    // The paused run first, though the finished one is newer.
+    expect(lines.slice(1).map((l) => l.split(/\s+/)[0])).toEqual(['run-alice', 'run-bob-done']);
     expect(lines[1]).toMatch(
-      /^run-bob-done\s+completed\s+completed\s+2\s+U0BOB\s+T0TEAM\/C0OPS\s+2025-12-29 09:20:02Z\s+Is payments healthy\?$/,
+      /^run-alice\s+awaiting_approval\s+2\s+\$\d+\.\d{4}\s+\S+( \S+)?\s+\S+( \S+)?\s+U0MANAGER,S0SRE\s+10m 0\ds\s+U0ALICE\s+T0TEAM\/C0OPS\s/,
     );
+    // Ended: its duration is creation to end (7 s); it waits on nobody.
     expect(lines[2]).toMatch(
-      /^run-alice\s+awaiting_approval\s+-\s+2\s+U0ALICE\s+T0TEAM\/C0OPS\s+2025-12-29 09:20:00Z/,
+      /^run-bob-done\s+completed\s+2\s+\$\d+\.\d{4}\s+\S+( \S+)?\s+7\.0 s\s+-\s+-\s+U0BOB\s+T0TEAM\/C0OPS\s+Is payments healthy\?$/,
     );
+    expect(result.stdout).not.toContain('\u001b[');
   });
 
   it("lists a requester's runs across channels and honours --limit", async () => {
@@ -91,26 +121,37 @@ describe('loopgate runs', () => {
     expect(all.code).toBe(0);
     const rows = JSON.parse(all.stdout) as Array<Record<string, unknown>>;
     expect(rows.map((r) => [r.runId, r.channelId])).toEqual([
-      ['run-bob-done', 'C0OPS'],
       ['run-bob-inc', 'C0INCIDENTS'],
+      ['run-bob-done', 'C0OPS'],
     ]);
-    expect(rows[0]).toMatchObject({
+    expect(rows[1]).toMatchObject({
       status: 'completed',
       stopReason: 'completed',
       step: 2,
       requester: 'U0BOB',
       teamId: 'T0TEAM',
       createdAt: T0 + 2_000,
+      durationMs: 7_000,
+      waitingOn: [],
+      waitingMs: null,
+      costUsd: expect.any(Number),
+      ageMs: expect.any(Number),
     });
     const one = await cli('runs', '--team', 'T0TEAM', '--user', 'U0BOB', '--limit', '1', '--json');
     expect((JSON.parse(one.stdout) as unknown[]).length).toBe(1);
   });
 
-  it('without a scope lists the runs of every channel under the prefix (and nothing else)', async () => {
+  it('without a scope lists the runs of every channel under the prefix (and nothing else), longest wait first', async () => {
     const result = await cli('runs', '--json');
     expect(result).toMatchObject({ code: 0, stderr: '' });
-    const ids = (JSON.parse(result.stdout) as Array<{ runId: string }>).map((r) => r.runId);
-    expect(ids).toEqual(['run-bob-done', 'run-bob-inc', 'run-alice']);
+    const rows = JSON.parse(result.stdout) as Array<{
+      runId: string;
+      waitingOn: string[];
+      waitingMs: number | null;
+    }>;
+    expect(rows.map((r) => r.runId)).toEqual(['run-alice', 'run-bob-inc', 'run-bob-done']);
+    expect(rows[0]?.waitingOn).toEqual(['U0MANAGER', 'S0SRE']);
+    expect(rows[0]?.waitingMs).toBeGreaterThanOrEqual(10 * 60_000);
   });
 
   it('says so when nothing matches', async () => {
@@ -159,6 +200,10 @@ describe('loopgate trace', () => {
   it('prints the final answer of a finished run, and everything as JSON with --json', async () => {
     const text = await cli('trace', 'run-bob-done');
     expect(text.stdout).toContain('Answer:\n  Payments is healthy again.\n  The restart finished at 10:02.');
+    expect(text.stdout).toContain(
+      `  budget extended (max_steps) by U0BOB at ${new Date(T0 + 5_000).toISOString().replace('T', ' ').slice(0, 19)}`,
+    );
+    expect(text.stdout).toContain(': 10 more steps');
     const result = await cli('trace', 'run-bob-done', '--json');
     expect(result.code).toBe(0);
     const report = JSON.parse(result.stdout) as {
@@ -166,7 +211,12 @@ describe('loopgate trace', () => {
       steps: Array<{ step: number; calls: Array<{ tool: string }> }>;
       answer: string;
     };
-    expect(report.run).toMatchObject({ runId: 'run-bob-done', status: 'completed', stopReason: 'completed' });
+    expect(report.run).toMatchObject({
+      runId: 'run-bob-done',
+      status: 'completed',
+      stopReason: 'completed',
+      extensions: [{ round: 1, reason: 'max_steps', added: { steps: 10 }, by: 'U0BOB' }],
+    });
     expect(report.steps.map((s) => s.calls.map((c) => c.tool))).toEqual([
       ['prometheus_query', 'http_get'],
       ['run_action'],

@@ -21,7 +21,7 @@ describe('the loopgate command line', { timeout: 60_000 }, () => {
   it('gives every command a --help that starts with its usage, without touching Redis', {
     timeout: 60_000,
   }, async () => {
-    const names = ['runs', 'trace', 'approvals', 'audit', 'check-config', 'policy', 'mcp'];
+    const names = ['runs', 'trace', 'approvals', 'audit', 'check-config', 'policy', 'mcp', 'model'];
     // A few processes at a time: each loads tsx and the sources, and a loaded machine is slow at that.
     const results: Awaited<ReturnType<typeof cli>>[] = [];
     for (let i = 0; i < names.length; i += 3) {

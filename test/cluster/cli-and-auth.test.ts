@@ -79,7 +79,8 @@ describe('loopgate on a Redis Cluster with an ACL user', () => {
     const result = await runCli(['runs', '--json', '--limit', '50'], env(), work.dir);
     expect(result).toMatchObject({ code: 0, stderr: '' });
     const listed = (JSON.parse(result.stdout) as Array<{ runId: string }>).map((r) => r.runId);
-    expect(listed).toEqual([...runIds].reverse());
+    // All working runs, from every primary, in the order that needs attention: the oldest first.
+    expect(listed).toEqual(runIds);
     const trace = await runCli(['trace', 'run-cli-4', '--json'], env(), work.dir);
     expect(trace.code).toBe(0);
     expect(trace.stdout).toContain('run-cli-4');

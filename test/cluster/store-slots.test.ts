@@ -69,19 +69,41 @@ async function everyOperation(runId: string): Promise<void> {
   expect(await store.results.read(runId, 'res_00000000_c1')).toBe('a long result');
   await store.runs.setPlaceholder(runId, '1767000001.000200');
   await store.runs.requestCancel(runId, { by: 'U0ALICE', at: T0 });
-  const [first, second, third] = await store.approvals.createApprovals({
+  const [first, second, third, fourth] = await store.approvals.createApprovals({
     runId,
     fence,
     requester: 'U0ALICE',
     now: T0,
     // The state's own pending call (the pause loadRun reads) and two more.
-    approvals: [state.turn?.pending[0] ?? gated('c0'), gated('c1'), gated('c2')].map((call) => ({
+    approvals: [state.turn?.pending[0] ?? gated('c0'), gated('c1'), gated('c2'), gated('c3')].map((call) => ({
       call,
       approvers: { users: ['U0M'], groups: [] },
       expiresAt: T0 + 3_600_000,
     })),
   });
-  if (!first || !second || !third) throw new Error('approvals not created');
+  if (!first || !second || !third || !fourth) throw new Error('approvals not created');
+  // A call in shadow mode: closed at creation, then a Would approve click.
+  const [shadow] = await store.approvals.createApprovals({
+    runId,
+    fence,
+    requester: 'U0ALICE',
+    now: T0,
+    approvals: [
+      {
+        call: gated('c-shadow'),
+        approvers: { users: ['U0M'], groups: [] },
+        expiresAt: T0 + 3_600_000,
+        decided: { status: 'rejected', via: 'shadow', reason: 'shadow mode: not executed' },
+      },
+    ],
+  });
+  if (!shadow) throw new Error('shadow approval not created');
+  await store.approvals.shadowDecide({
+    approvalId: shadow.approvalId,
+    decision: 'would_approve',
+    by: 'U0M',
+    now: T0 + 5,
+  });
   await store.approvals.setCard(first.approvalId, { channel: 'C0OPS', ts: '1767000000.000300' });
   expect((await store.runs.loadRun(runId))?.pauseApprovals.map((a) => a.approvalId)).toEqual([
     first.approvalId,
@@ -132,9 +154,50 @@ async function everyOperation(runId: string): Promise<void> {
     },
   });
   expect(edited.status).toBe('pending');
+  // A plan that changed before execution: the ledger blocks the call and a new round asks again.
+  const approvedFourth = (
+    await store.approvals.decide({
+      approvalId: fourth.approvalId,
+      decision: 'approved',
+      decidedBy: 'U0M',
+      now: T0 + 1,
+    })
+  ).record;
+  const planHashes = { approved: 'a'.repeat(64), current: 'b'.repeat(64) };
+  const blocked = { ok: false as const, error: { code: 'plan_changed', message: 'changed' } };
+  await store.ledger.block({
+    approvalId: fourth.approvalId,
+    fence,
+    result: blocked,
+    plans: planHashes,
+    now: T0 + 6,
+  });
+  const replanned = await store.approvals.askAgainForPlan(
+    approvedFourth,
+    { ok: true, text: 'new plan', hash: planHashes.current },
+    T0 + 6,
+  );
+  expect(replanned.status).toBe('pending');
   expect((await store.approvals.escalate(edited.approvalId, T0 + 6))?.changed).toBe(true);
-  expect(await store.approvals.cancelPending(runId, 'U0ALICE', 'cancelled', T0 + 7)).toHaveLength(1);
-  expect(await store.approvals.listForRun(runId)).toHaveLength(5);
+  expect(await store.approvals.cancelPending(runId, 'U0ALICE', 'cancelled', T0 + 7)).toHaveLength(2);
+  // Four asked, the edit's next round, Approve again's round, the plan's new round, and the shadow call.
+  expect(await store.approvals.listForRun(runId)).toHaveLength(8);
+  // A run paused at its step budget asks for more; the ask is answered once.
+  const ask = await store.budgetAsks.create(
+    runId,
+    { round: 1, reason: 'max_steps', message: 'step budget reached', offer: { steps: 10 }, at: T0 + 7 },
+    'U0ALICE',
+    T0 + 60_000,
+  );
+  expect(ask?.status).toBe('pending');
+  const answer = await store.budgetAsks.decide({
+    runId,
+    round: 1,
+    decision: 'granted',
+    by: 'U0M',
+    now: T0 + 8,
+  });
+  expect(answer).toMatchObject({ outcome: 'decided', record: { status: 'granted', decidedBy: 'U0M' } });
   const ended: RunState = { ...advance(state, 1), status: 'cancelled', stopReason: 'cancelled', turn: null };
   await store.runs.saveStep({ runId, fence, state: ended, persisted });
   expect(
@@ -155,6 +218,18 @@ async function everyOperation(runId: string): Promise<void> {
   await store.rates.hit('user', ['T0TEAM', 'U0ALICE'], 10, 60_000, { eventId: 'Ev0SLOTS', at: T0, now: T0 });
   await store.index.recent({ channel: { teamId: 'T0TEAM', channelId: 'C0OPS' } });
   await store.audit.recent(5);
+  const shape = { intervalMs: 1_000, burst: 3 };
+  const budget = ['T0TEAM', 'chat.postMessage', 'C0OPS'];
+  await store.slackBudget.take(budget, {
+    ...shape,
+    headroom: 0,
+    member: 'w1:call-1',
+    rank: 1,
+    horizonMs: 5_000,
+    staleMs: 10_000,
+  });
+  await store.slackBudget.pause(budget, shape, 2_000);
+  await store.slackBudget.leave(budget, 'w1:call-1');
 }
 
 describe('the store on a Redis Cluster', () => {

@@ -51,6 +51,7 @@ describe('loadEnv: defaults', () => {
       RETENTION_DAYS: 7,
       REDIS_WAIT_REPLICAS: 0,
       REDIS_WAIT_TIMEOUT_MS: 500,
+      OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'false',
     });
   });
 
@@ -300,10 +301,21 @@ describe('loadEnv: the dotenv file', () => {
     expect(source.SLACK_BOT_TOKEN).toBe('xoxb-real');
   });
 
-  it('keeps a key the real environment sets to empty unset rather than taking the file value', () => {
-    const envFile = writeEnvFile('SLACK_APP_TOKEN=xapp-from-file\n');
-    const env = loadEnv({ ...SECRETS, SLACK_APP_TOKEN: '' }, { envFile });
-    expect(env.SLACK_APP_TOKEN).toBeUndefined();
+  it('takes the file value for a key the real environment sets to empty: empty counts as unset', () => {
+    const envFile = writeEnvFile('SLACK_APP_TOKEN=xapp-from-file\nSLACK_BOT_TOKEN=xoxb-from-file\n');
+    const source: Record<string, string | undefined> = {
+      ...SECRETS,
+      SLACK_APP_TOKEN: '',
+      SLACK_BOT_TOKEN: '',
+    };
+    const env = loadEnv(source, { envFile });
+    expect(env.SLACK_APP_TOKEN).toBe('xapp-from-file');
+    expect(env.SLACK_BOT_TOKEN).toBe('xoxb-from-file');
+  });
+
+  it('treats a key empty in both the environment and the file as unset', () => {
+    const envFile = writeEnvFile('SLACK_APP_TOKEN=\n');
+    expect(loadEnv({ ...SECRETS, SLACK_APP_TOKEN: '' }, { envFile }).SLACK_APP_TOKEN).toBeUndefined();
   });
 
   it('reports a bad value that came from the file under its key', () => {

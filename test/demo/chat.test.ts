@@ -3,7 +3,7 @@
  * (OPENAI_BASE_URL) and a policy with one gated action: the requester's own click is refused, `/as`
  * switches to the approver, whose click runs the action once, and the answer and status lines show.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -105,12 +105,68 @@ describe('npm run chat', { timeout: 60_000 }, () => {
     }
   });
 
-  it('without a model key it says how to configure one and exits 1', async () => {
+  it("without a model key plays the demo's scripted model: a restart card approved as U0MGR, the answer with feedback buttons", async () => {
     dir = mkdtempSync(join(tmpdir(), 'loopgate-chat-test-'));
     chat = spawnProgram('chat', { REDIS_URL }, dir);
-    expect(await chat.exited).toBe(1);
-    expect(chat.stderr()).toContain('no OPENAI_API_KEY is set');
-    expect(chat.stderr()).toContain('OPENAI_BASE_URL=http://127.0.0.1:11434/v1');
-    expect(chat.stderr()).toContain('npm run demo');
+    const c = chat;
+    await c.waitFor('U0YOU > ', 40_000);
+    expect(c.stdout()).toContain(
+      "No OPENAI_API_KEY (in the environment or .env): playing the demo's scripted on-call model",
+    );
+    c.type("payments is slow, what's going on?");
+    await c.waitFor('decide the card as U0YOU', 30_000);
+    c.type('/as U0MGR');
+    await c.waitFor('decide the card as U0MGR', 10_000);
+    const mark = c.stdout().length;
+    c.type('a');
+    await c.waitFor('✅ *Approved* by @U0MGR', 30_000, mark);
+    await c.waitFor('[ 👍 ] [ 👎 ]', 30_000, mark);
+    expect(c.stdout()).not.toContain('(context_actions block)');
+    c.type('/quit');
+    expect(await c.exited).toBe(0);
+  });
+
+  it("OPENAI_MODEL wins over the policy's model.name, and a card approved by a user group is approved in chat", async () => {
+    dir = mkdtempSync(join(tmpdir(), 'loopgate-chat-test-'));
+    service = await startHttpFixture((_req, res) => reply(res, 200, 'application/json', '{"ok":true}'));
+    openai = await startFakeOpenAI([restartThenAnswer, restartThenAnswer]);
+    const policyPath = join(dir, 'policy.yaml');
+    writeFileSync(
+      policyPath,
+      `model: { name: gpt-4.1-mini }\n${policy(service.url).replace('[U0MGR]', '[S0SRE]')}`,
+    );
+    chat = spawnProgram(
+      'chat',
+      {
+        OPENAI_API_KEY: 'local',
+        OPENAI_BASE_URL: openai.url,
+        OPENAI_MODEL: 'local-model',
+        LOOPGATE_CONFIG: policyPath,
+        REDIS_URL,
+      },
+      dir,
+    );
+    const c = chat;
+    await c.waitFor('U0YOU > ', 40_000);
+    expect(c.stdout()).toContain('user group S0SRE (members U0MEMBER1, U0MEMBER2): stand-ins');
+    c.type('/group S0SRE U0LEAD,U0OTHER');
+    await c.waitFor('(user group S0SRE (members U0LEAD, U0OTHER); /as one of them to decide its cards)');
+    c.type('payments is stuck, restart it please');
+    await c.waitFor('decide the card as U0YOU', 20_000);
+    expect(c.stdout()).toContain(
+      '(this card waits on user group S0SRE (members U0LEAD, U0OTHER): /as one of them',
+    );
+    expect(openai.requests[0]?.body.model).toBe('local-model');
+    c.type('/as U0LEAD');
+    await c.waitFor('decide the card as U0LEAD', 10_000);
+    const mark = c.stdout().length;
+    c.type('a');
+    await c.waitFor('Done: payments answered the restart with HTTP 200.', 20_000, mark);
+    expect(c.stdout().slice(mark)).not.toContain('could not check your user group membership');
+    expect(service.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
+    c.type('/quit');
+    expect(await c.exited).toBe(0);
+    // The chat's copy of the policy (with the model name) is gone with it.
+    expect(readdirSync(dir).filter((f) => f.includes('.chat-'))).toEqual([]);
   });
 });

@@ -110,14 +110,15 @@ describe('docker-compose.yml', () => {
     expect(readRepoFile('Dockerfile')).toMatch(/^FROM .* AS runtime$/m);
   });
 
-  it('starts the bot and the worker entry points that exist, with node and tsx (not npm)', () => {
+  it('starts the compiled bot and worker entry points with plain node (not npm, not tsx)', () => {
     for (const [name, entry] of [
-      ['bot', 'src/bot/main.ts'],
-      ['worker', 'src/worker/main.ts'],
+      ['bot', 'dist/bot/main.js'],
+      ['worker', 'dist/worker/main.js'],
     ] as const) {
       const command = svc(name).command ?? [];
-      expect(command).toEqual(['node', '--import', 'tsx', entry]);
-      expect(repoFileExists(entry)).toBe(true);
+      expect(command).toEqual(['node', entry]);
+      // The build emits dist/<x>.js from src/<x>.ts.
+      expect(repoFileExists(entry.replace(/^dist\//, 'src/').replace(/\.js$/, '.ts'))).toBe(true);
     }
   });
 
@@ -257,24 +258,33 @@ describe('Dockerfile', () => {
     expect(source?.lines.some((l) => /^RUN .*npm ci .*--omit=dev/.test(l))).toBe(true);
     expect(runtime?.lines.some((l) => /npm (ci|install)/.test(l))).toBe(false);
     const pkg = z
-      .object({ dependencies: z.record(z.string(), z.string()) })
+      .object({
+        dependencies: z.record(z.string(), z.string()),
+        devDependencies: z.record(z.string(), z.string()),
+      })
       .parse(JSON.parse(readRepoFile('package.json')));
-    expect(Object.keys(pkg.dependencies)).toContain('tsx');
+    // tsx is for development only: the image runs compiled JavaScript.
+    expect(Object.keys(pkg.dependencies)).not.toContain('tsx');
+    expect(Object.keys(pkg.devDependencies)).toContain('tsx');
   });
 
-  it('copies the sources, the CLI, the example policy and the runbooks', () => {
+  it('copies the compiled dist/ from the build stage, the CLI, the example policy and the runbooks', () => {
     const copies = runtime?.lines.filter((l) => l.startsWith('COPY ')).join('\n') ?? '';
-    for (const path of ['src', 'bin', 'runbooks', 'loopgate.example.yaml']) {
+    for (const path of ['bin', 'runbooks', 'loopgate.example.yaml']) {
       expect(copies).toMatch(new RegExp(`^COPY ${path.replace('.', '\\.')}\\b`, 'm'));
     }
+    expect(copies).toMatch(/^COPY --from=build \/app\/dist \.\/dist$/m);
+    expect(copies).not.toMatch(/^COPY src\b/m);
+    const build = stages.find((s) => s.name === 'build');
+    expect(build?.lines).toContain('RUN npm run build');
   });
 
-  it('runs as the non-root node user under tini, with the bot through node and tsx by default', () => {
+  it('runs as the non-root node user under tini, with the compiled bot through plain node by default', () => {
     const lines = runtime?.lines ?? [];
     expect(lines.filter((l) => l.startsWith('USER '))).toEqual(['USER node']);
     expect(lines.some((l) => /^RUN apt-get .*install .*\btini\b/.test(l))).toBe(true);
     expect(lines).toContain('ENTRYPOINT ["/usr/bin/tini", "--"]');
-    expect(lines).toContain('CMD ["node", "--import", "tsx", "src/bot/main.ts"]');
+    expect(lines).toContain('CMD ["node", "dist/bot/main.js"]');
     expect(lines.find((l) => l.startsWith('HEALTHCHECK '))).toMatch(/\/healthz/);
   });
 });

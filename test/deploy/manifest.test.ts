@@ -46,6 +46,7 @@ const METHOD_SCOPES: Record<string, string | readonly string[] | null> = {
   'views.publish': null,
   'usergroups.users.list': 'usergroups:read',
   'users.info': 'users:read',
+  'users.lookupByEmail': 'users:read.email',
   // Public and private channels; in a DM only its requester may cancel, so im:read is not asked for.
   'conversations.members': ['channels:read', 'groups:read'],
   'conversations.replies': 'channels:history',

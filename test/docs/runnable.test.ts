@@ -4,12 +4,12 @@
  * to them; `.env` and `loopgate.yaml` left out), with Redis under a key prefix of its own and no Slack or
  * model secrets. A block marked `yaml file=NAME` (any language) is written to NAME there first.
  * `npm ci` lines are skipped: the modules are installed already (CI's .ci/run runs `npm ci` itself).
- * Blocks marked `after-first-hour` use commands of the feat/first-hour branch (`loopgate init`,
- * `loopgate doctor`, chat with no key) and become `runnable` once it lands.
+ * Blocks marked `after-first-hour` use commands not on main yet and become `runnable` once they land.
+ * stdin is empty: an interactive command reads the end of its input and stops.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -19,7 +19,8 @@ import { type FencedBlock, fencedBlocks, markdownFiles, REPO_ROOT, readRepo } fr
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const KNOWN_TAGS = /^(runnable|after-first-hour|file=[\w.-]+)$/;
 /** Files a new user writes themselves: never taken from the checkout. */
-const NOT_LINKED = new Set(['.git', '.env', 'loopgate.yaml']);
+// A fresh clone has no build either: the CLI then runs the sources (bin/loopgate.js).
+const NOT_LINKED = new Set(['.git', '.env', 'loopgate.yaml', 'dist']);
 
 const isRunnable = (b: FencedBlock) => b.lang === 'sh' && b.tags.includes('runnable');
 const fileOf = (b: FencedBlock) => b.tags.find((t) => t.startsWith('file='))?.slice('file='.length);
@@ -28,7 +29,11 @@ const fileOf = (b: FencedBlock) => b.tags.find((t) => t.startsWith('file='))?.sl
 function freshCheckout(): string {
   const dir = mkdtempSync(join(tmpdir(), 'loopgate-docs-'));
   for (const entry of readdirSync(REPO_ROOT)) {
-    if (!NOT_LINKED.has(entry)) symlinkSync(join(REPO_ROOT, entry), join(dir, entry));
+    if (entry === 'bin') {
+      // Copied, not linked: the CLI finds dist/ beside itself, and the repository's dist/ may be a build
+      // of other sources (or one being written by the package test).
+      cpSync(join(REPO_ROOT, entry), join(dir, entry), { recursive: true });
+    } else if (!NOT_LINKED.has(entry)) symlinkSync(join(REPO_ROOT, entry), join(dir, entry));
   }
   return dir;
 }
@@ -40,7 +45,13 @@ interface Ran {
 
 function runShell(script: string, cwd: string, env: Record<string, string>, timeoutMs: number): Promise<Ran> {
   return new Promise((resolve) => {
-    const child = spawn('bash', ['-eo', 'pipefail', '-c', script], { cwd, env, detached: true });
+    // stdin at its end, as in CI: an interactive command (npm run chat) sees the end of its input and stops.
+    const child = spawn('bash', ['-eo', 'pipefail', '-c', script], {
+      cwd,
+      env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => {
       output += c;

@@ -16,7 +16,17 @@ import { PEOPLE, type SlackWorld, startSlackWorld } from './support/slack-world.
 
 let w: SlackWorld;
 beforeAll(async () => {
-  w = await startSlackWorld({ mode: 'split', workers: 2, agentSurfaces: {} });
+  w = await startSlackWorld({
+    mode: 'split',
+    workers: 2,
+    agentSurfaces: {},
+    // These tests are about streams, not Slack's pace: budgets that never run out of starts or statuses
+    // (the fake here enforces no limit; test/slack/stream-degrade.test.ts covers a scarce Tier 2).
+    policyExtra: [
+      'slack:',
+      '  rateLimits: { tier2PerMinute: 6000, tier3PerMinute: 6000, tier4PerMinute: 6000 }',
+    ],
+  });
 }, 120_000);
 afterAll(async () => {
   await w?.close();

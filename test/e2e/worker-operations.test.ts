@@ -1,7 +1,7 @@
 /**
  * Running workers, for real (`tsx src/worker/main.ts` against real Redis, a fake OpenAI and a fake Slack):
- * several on one host, each with its own METRICS_PORT, and a clear error naming METRICS_PORT when two are
- * given the same one; a shutdown bounded in time even when a step is stuck in a model call, its job handed
+ * several on one host, each with its own METRICS_PORT, and one given a port already taken still taking
+ * jobs, saying plainly that it serves no metrics; a shutdown bounded in time even when a step is stuck in a model call, its job handed
  * back to the queue for the next worker.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -35,7 +35,7 @@ const metricsOf = (port: number) =>
   );
 
 describe('worker processes on one host', () => {
-  it('start side by side with their own METRICS_PORT; a second one on a taken port exits 1 naming METRICS_PORT', async () => {
+  it('start side by side with their own METRICS_PORT; one on a taken port says it serves no metrics and takes jobs', async () => {
     world = await startWorld({ script: [], holdMs: 0 });
     const w = world;
     const [a, b] = [await freePort(), await freePort()];
@@ -45,19 +45,47 @@ describe('worker processes on one host', () => {
     expect(await metricsOf(a)).toBe(true);
     expect(await metricsOf(b)).toBe(true);
 
+    // A rolling restart on one host: the new worker gets the port the old one still holds.
     const clash = w.startWorker({ METRICS_PORT: String(a) });
-    const exit = await clash.exit;
-    expect(exit.code).toBe(1);
-    expect(clash.stderr()).toContain(
-      `METRICS_PORT: port ${a} is already in use (set METRICS_PORT to a free port)`,
+    await clash.waitForLog((l) => l.msg === 'worker started', 'the clashing worker started');
+    const notice = clash.logs().find((l) => l.variable === 'METRICS_PORT');
+    expect(notice?.level).toBe('warn');
+    expect(notice?.msg).toBe(
+      `METRICS_PORT ${a} is already in use on this host: this worker serves no /metrics, /healthz or /readyz, and takes jobs as usual; give each worker on one host its own METRICS_PORT (or 0 for none)`,
     );
-    // An operator's message, not a raw EADDRINUSE with a stack trace; and it took no job.
-    expect(clash.stderr()).not.toMatch(/\n\s+at /);
-    expect(clash.logs().map((l) => l.msg)).not.toContain('worker started');
+    expect(clash.stderr()).toBe('');
+    // And through Redis, for the bot's /readyz to list.
+    await w.waitFor(
+      'the clashing worker to leave its notice',
+      async () =>
+        (await w.store.workerNotices.withoutMetrics()).some((n) => n.pid === clash.pid && n.port === a),
+      20_000,
+    );
     // The two running ones were not disturbed.
     expect(first.exited() || second.exited()).toBe(false);
     expect(await metricsOf(a)).toBe(true);
-  }, 60_000);
+
+    // With the others gone, the clashing worker answers a question alone.
+    first.kill('SIGKILL');
+    second.kill('SIGKILL');
+    await Promise.all([first.exit, second.exit]);
+    w.openai.push({ content: ANSWER });
+    const { runId } = await w.ask('Is the status page green?');
+    const done = await w.waitFor(
+      'the run to complete in the worker without metrics',
+      async () => {
+        const run = await w.loadRun(runId);
+        return run?.state.status === 'completed' ? run : null;
+      },
+      30_000,
+    );
+    expect(done.state.answer).toEqual([ANSWER]);
+    expect(clash.exited()).toBe(false);
+    // Stopping withdraws the notice.
+    clash.signal('SIGTERM');
+    expect((await clash.exit).code).toBe(0);
+    expect(await w.store.workerNotices.withoutMetrics()).toEqual([]);
+  }, 90_000);
 
   it('SIGTERM while a step is stuck in a model call: exits within the grace period, its job handed back, and the next worker finishes the run', async () => {
     world = await startWorld({ script: [], holdMs: 0 });

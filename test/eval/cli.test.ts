@@ -210,7 +210,11 @@ describe('npm run eval against an OpenAI-compatible endpoint', () => {
   async function reply(messages: readonly WireMessage[], model: string): Promise<FakeReply> {
     if (model === 'bad') return { content: "I don't know." };
     const suite = await oncall();
-    const question = messages.find((m) => m.role === 'user')?.content;
+    // The person's words after the time note (src/loop/state.ts).
+    const question = String(messages.find((m) => m.role === 'user')?.content).replace(
+      /^Current time \(UTC\): [^\n]*\n\n/,
+      '',
+    );
     const task = suite.tasks.find((t) => t.spec.question === question);
     const world = /http:\/\/127\.0\.0\.1:\d+/.exec(String(messages[0]?.content))?.[0];
     if (!task || !world) return { content: 'no such task' };

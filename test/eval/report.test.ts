@@ -28,6 +28,7 @@ function rec(
     metrics: {
       steps: 2,
       inputTokens: 100,
+      cachedInputTokens: 0,
       outputTokens: 10,
       costUsd: 0.01,
       wallMs: 1000,
@@ -97,7 +98,7 @@ describe('the report', () => {
       report('m', { a: [true, false, false] }, { approvalsByRule: 2, notNeededRule: 1 }),
     );
     expect(text).toMatch(
-      /^m\s+1\s+33%\s+0%\s+\$0\.03\s+\$0\.01\s+2\.0\s+100\/10\s+1\.0s\s+3\s+6\s+0\/3\s+0\s+0\s+completed 3$/m,
+      /^m\s+1\s+33%\s+0%\s+\$0\.03\s+\$0\.01\s+2\.0\s+100\/0\/10\s+1\.0s\s+3\s+6\s+0\/3\s+0\s+0\s+completed 3$/m,
     );
     expect(text).toMatch(/^a\s+1\/3\s+answer 2$/m);
     expect(text).toMatch(/^unrun\s+—\s*$/m);

@@ -22,6 +22,12 @@
  *   tools, times `tokenFactor`: another tokenizer than loopgate's estimate) and, like the real API,
  *   refuses with 400 `context_length_exceeded` one whose count plus its reply bound passes the window
  *   (listed in `tooLong`, consuming no step); replies report that count as `prompt_tokens`.
+ * - With `schemaCheck`, it refuses tool schemas as a real server does, before consuming a step (listed in
+ *   `schemaRefused`): `llama.cpp` answers exactly what llama.cpp's server answers when its JSON-schema
+ *   grammar cannot be built (any `maxLength: 2000`): HTTP 400 `{"error":{"code":400,"message":"Failed to
+ *   initialize samplers: failed to parse grammar","type":"invalid_request_error"}}` (server-common.cpp
+ *   format_error_response, server-context.cpp); `openai-strict` refuses a `strict: true` function whose
+ *   schema breaks OpenAI's strict mode, in OpenAI's error shape (code `invalid_function_parameters`).
  */
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -85,6 +91,8 @@ export interface RecordedRequest {
   /** Header names are lower-case, as Node gives them. */
   headers: IncomingHttpHeaders;
   body: ChatRequest;
+  /** The body exactly as it arrived (to compare requests byte for byte). */
+  raw: string;
   /** performance.now() when the client went away before the answer was sent (it aborted the request). */
   abandonedAt?: number;
 }
@@ -109,7 +117,11 @@ export interface FakeReply {
   /** A refusal text (content is then usually null). */
   refusal?: string;
   /** Default `{ prompt_tokens: 10, completion_tokens: 5 }`; null leaves `usage` out of the reply. */
-  usage?: { prompt_tokens: number; completion_tokens: number } | null;
+  usage?: {
+    prompt_tokens: number;
+    completion_tokens: number;
+    prompt_tokens_details?: { cached_tokens: number };
+  } | null;
   /** Model name in the reply; default: the request's model. */
   model?: string;
   /** `finish_reason`; default `tool_calls` with tool calls, else `stop` (e.g. `length`, `content_filter`). */
@@ -159,7 +171,18 @@ export interface FakeOpenAIOptions {
   tokenFactor?: number;
   /** How replies stream when a request asks for a stream (see FakeReply.stream). */
   stream?: FakeStreamPace;
+  /** Refuse tool schemas as this server does (see the module comment). Default: accept any. */
+  schemaCheck?: 'llama.cpp' | 'openai-strict';
 }
+
+/** llama.cpp's answer when its grammar cannot be built from the tools' schemas, byte for byte. */
+export const LLAMA_CPP_GRAMMAR_ERROR = {
+  error: {
+    code: 400,
+    message: 'Failed to initialize samplers: failed to parse grammar',
+    type: 'invalid_request_error',
+  },
+};
 
 export interface FakeOpenAI {
   /** Base URL ending in `/v1`: give it to the SDK as `baseURL` or to a process as `OPENAI_BASE_URL`. */
@@ -172,6 +195,8 @@ export interface FakeOpenAI {
   tooLong: { tokens: number; maxCompletionTokens: number }[];
   /** The counted tokens of each accepted request (with `contextTokens`), in arrival order. */
   counted: number[];
+  /** Requests refused by `schemaCheck`, with the tools they offered and the error body sent. */
+  schemaRefused: { tools: unknown; body: unknown }[];
   /** Append steps to the script. */
   push(...steps: FakeStep[]): void;
   /** Steps not consumed yet. */
@@ -198,6 +223,7 @@ export async function startFakeOpenAI(
   const malformed: { path: string; problem: string }[] = [];
   const tooLong: { tokens: number; maxCompletionTokens: number }[] = [];
   const counted: number[] = [];
+  const schemaRefused: { tools: unknown; body: unknown }[] = [];
 
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
@@ -216,6 +242,12 @@ export async function startFakeOpenAI(
     if (typeof problem === 'string') {
       malformed.push({ path, problem });
       sendJson(res, 400, errorBody(problem, 'invalid_request_error'), {});
+      return;
+    }
+    const refusal = options.schemaCheck && schemaRefusal(problem, options.schemaCheck);
+    if (refusal) {
+      schemaRefused.push({ tools: problem.tools, body: refusal });
+      sendJson(res, 400, refusal, {});
       return;
     }
     let usage: FakeReply['usage'] | undefined;
@@ -243,7 +275,7 @@ export async function startFakeOpenAI(
       counted.push(tokens);
       usage = { prompt_tokens: tokens, completion_tokens: 5 };
     }
-    const recorded: RecordedRequest = { path, headers: req.headers, body: problem };
+    const recorded: RecordedRequest = { path, headers: req.headers, body: problem, raw };
     requests.push(recorded);
     res.once('close', () => {
       if (!res.writableFinished) recorded.abandonedAt = performance.now();
@@ -299,6 +331,7 @@ export async function startFakeOpenAI(
     malformed,
     tooLong,
     counted,
+    schemaRefused,
     push: (...more) => {
       steps.push(...more);
     },
@@ -333,6 +366,69 @@ function checkRequest(raw: string): ChatRequest | string {
     return 'The stream_options parameter is only allowed when stream is enabled.';
   }
   return checkToolPairing(parsed.data.messages) ?? parsed.data;
+}
+
+/** Every subschema of a JSON Schema, the root first. */
+function* subschemas(schema: unknown): Generator<Record<string, unknown>> {
+  if (Array.isArray(schema)) {
+    for (const s of schema) yield* subschemas(s);
+    return;
+  }
+  if (typeof schema !== 'object' || schema === null) return;
+  const s = schema as Record<string, unknown>;
+  yield s;
+  for (const key of ['items', 'additionalProperties', 'anyOf', 'oneOf', 'allOf', 'not', 'propertyNames']) {
+    yield* subschemas(s[key]);
+  }
+  for (const key of ['properties', '$defs']) {
+    const group = s[key];
+    if (typeof group === 'object' && group !== null) yield* subschemas(Object.values(group));
+  }
+}
+
+/** The error body the server would refuse these tools with, or null when it accepts them. */
+function schemaRefusal(body: ChatRequest, check: 'llama.cpp' | 'openai-strict'): object | null {
+  for (const [i, tool] of (body.tools ?? []).entries()) {
+    const parameters = tool.function.parameters ?? {};
+    if (check === 'llama.cpp') {
+      // llama.cpp's json-schema-to-grammar builds a repetition it cannot parse for exactly this limit.
+      if ([...subschemas(parameters)].some((s) => s.maxLength === 2000)) return LLAMA_CPP_GRAMMAR_ERROR;
+      continue;
+    }
+    if (tool.function.strict !== true) continue;
+    const problem = strictProblem(parameters);
+    if (problem) {
+      return {
+        error: {
+          message: `Invalid schema for function '${tool.function.name}': ${problem}`,
+          type: 'invalid_request_error',
+          param: `tools[${i}].function.parameters`,
+          code: 'invalid_function_parameters',
+        },
+      };
+    }
+  }
+  return null;
+}
+
+/** What OpenAI's strict mode refuses in a schema (its documented rules), worded as its errors are. */
+function strictProblem(parameters: Record<string, unknown>): string | null {
+  for (const s of subschemas(parameters)) {
+    for (const keyword of ['minLength', 'maxLength', 'default', 'propertyNames']) {
+      if (keyword in s) return `In context=(), '${keyword}' is not permitted.`;
+    }
+    if (s.type !== 'object' && typeof s.properties !== 'object') continue;
+    if (s.additionalProperties !== false) {
+      return "In context=(), 'additionalProperties' is required to be supplied and to be false.";
+    }
+    const keys = Object.keys((s.properties as object | undefined) ?? {});
+    const required = Array.isArray(s.required) ? s.required : [];
+    const missing = keys.filter((k) => !required.includes(k));
+    if (missing.length > 0) {
+      return `In context=(), 'required' is required to be supplied and to be an array including every key in properties. Missing '${missing[0]}'.`;
+    }
+  }
+  return null;
 }
 
 /** Like the real API: every assistant tool call is answered by the tool messages right after it. */

@@ -21,6 +21,7 @@ import {
   agentSurfaceHandlers,
   type FakeAgentSurfaces,
 } from './slack-agent-surfaces.js';
+import { type FakeRateLimit, FakeRateLimiter, SLACK_DOCUMENTED_LIMITS } from './slack-rate-limits.js';
 
 export interface FakeUser {
   id: string;
@@ -30,6 +31,8 @@ export interface FakeUser {
   tz_label: string;
   tz_offset: number;
   is_bot: boolean;
+  /** Found by users.lookupByEmail (case-insensitive); a user without one is not found by email. */
+  email?: string;
 }
 
 export interface FakeSlackOptions {
@@ -63,7 +66,60 @@ export interface FakeSlackOptions {
   socketMode?: { appToken: string; url: () => string };
   /** Streams and agent sessions (slack-agent-surfaces.ts): lifetime, size cap, or a refusal. */
   agentSurfaces?: AgentSurfaceOptions;
+  /**
+   * Enforce Slack's rate limits (slack-rate-limits.ts): `true` for the documented ones, or a table of
+   * limits by method. Default off: the fake never says 429 unless told to with `failNext`.
+   */
+  rateLimits?: boolean | Readonly<Record<string, FakeRateLimit>>;
+  /**
+   * The bot token's granted scopes, sent back as Slack does in the `x-oauth-scopes` header of every
+   * authenticated answer. A method below (METHOD_SCOPES) without its scope fails like Slack's:
+   * `{ ok: false, error: 'missing_scope', needed, provided }`. Default: every scope of
+   * slack-app-manifest.yaml.
+   */
+  scopes?: readonly string[];
+  /**
+   * When true, conversations.info knows only the channels of `channelMembers` (others are
+   * `channel_not_found`) and chat.postMessage to a channel whose members lack the bot is
+   * `not_in_channel`. Default false: any C…/G…/D… id exists and has the bot.
+   */
+  strictChannels?: boolean;
+  /** When true, users.info knows only the ids of `users` (others are `user_not_found`). Default false. */
+  strictUsers?: boolean;
 }
+
+/** The bot scopes slack-app-manifest.yaml asks for. */
+export const MANIFEST_SCOPES: readonly string[] = [
+  'app_mentions:read',
+  'channels:history',
+  'groups:history',
+  'im:history',
+  'chat:write',
+  'assistant:write',
+  'reactions:write',
+  'usergroups:read',
+  'users:read',
+  'users:read.email',
+  'channels:read',
+  'groups:read',
+  'commands',
+];
+
+/** Scopes a method needs (Slack accepts any one of a list: a channel's kind decides which). */
+const METHOD_SCOPES: Record<string, (args: Record<string, unknown>) => string> = {
+  'chat.postMessage': () => 'chat:write',
+  'chat.update': () => 'chat:write',
+  'chat.postEphemeral': () => 'chat:write',
+  'reactions.add': () => 'reactions:write',
+  'reactions.remove': () => 'reactions:write',
+  'users.info': () => 'users:read',
+  'users.lookupByEmail': () => 'users:read.email',
+  'usergroups.users.list': () => 'usergroups:read',
+  'conversations.info': (args) =>
+    String(args.channel ?? '').startsWith('G') ? 'groups:read' : 'channels:read',
+  'conversations.members': (args) =>
+    String(args.channel ?? '').startsWith('G') ? 'groups:read' : 'channels:read',
+};
 
 export interface RecordedCall {
   method: string;
@@ -155,9 +211,15 @@ export interface FakeSlack {
   /** The next `n` calls of `method` fail as described, before any other check. */
   failNext(method: string, n: number, failure: Failure): void;
   setGroupMembers(groupId: string, users: string[]): void;
+  /** Replaces a channel's members (conversations.members, conversations.info's is_member). */
+  setChannelMembers(channel: string, users: string[]): void;
+  /** Replaces the bot token's granted scopes (see FakeSlackOptions.scopes). */
+  setScopes(scopes: readonly string[]): void;
   setUser(user: Partial<FakeUser> & { id: string }): void;
   /** Streams and session statuses as Slack would hold them (see slack-agent-surfaces.ts). */
   surfaces: FakeAgentSurfaces;
+  /** 429s the rate limits answered, by method (empty unless `rateLimits` is on). */
+  rateLimited: ReadonlyMap<string, number>;
   close(): Promise<void>;
 }
 
@@ -317,6 +379,9 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
   const defaultTz = opts.defaultTz ?? 'UTC';
 
   const calls: RecordedCall[] = [];
+  const limiter = new FakeRateLimiter(
+    opts.rateLimits === true ? SLACK_DOCUMENTED_LIMITS : opts.rateLimits || {},
+  );
   const waiters: {
     method: string;
     predicate: (c: RecordedCall) => boolean;
@@ -331,6 +396,7 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
   const groups = new Map(Object.entries(opts.groups ?? {}));
   const channelMembers = new Map(Object.entries(opts.channelMembers ?? {}));
   const users = new Map<string, Partial<FakeUser>>(Object.entries(opts.users ?? {}));
+  let scopes = [...(opts.scopes ?? MANIFEST_SCOPES)];
 
   let seq = 0;
   const baseSec = Math.floor(Date.now() / 1000);
@@ -356,7 +422,7 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
 
   const userProfile = (id: string): FakeUser | undefined => {
     const known = users.get(id);
-    if (!known && !/^[UW][A-Z0-9]+$/.test(id)) return undefined;
+    if (!known && (opts.strictUsers || !/^[UW][A-Z0-9]+$/.test(id))) return undefined;
     const name = known?.name ?? id.toLowerCase();
     return {
       id,
@@ -419,6 +485,9 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
       if (args.blocks !== undefined) {
         const problems = blockProblems(args.blocks, 'message');
         if (problems.length > 0) return fail('invalid_blocks', { errors: problems });
+      }
+      if (opts.strictChannels && !channelMembers.get(channel)?.includes(botUserId)) {
+        return fail(channelMembers.has(channel) ? 'not_in_channel' : 'channel_not_found');
       }
       const threadTs = str(args.thread_ts);
       if (threadTs && opts.strictMessages && !channelStore(channel).has(threadTs))
@@ -594,6 +663,17 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
         : fail('channel_not_found');
     },
 
+    // Slack answers an email no member has with users_not_found (HTTP 200, ok: false).
+    'users.lookupByEmail': (args) => {
+      const email = str(args.email)?.toLowerCase();
+      if (!email) return fail('invalid_email');
+      const found = [...users.entries()].find(([, u]) => u.email?.toLowerCase() === email);
+      const profile = found ? userProfile(found[0]) : undefined;
+      return profile
+        ? ok({ user: { ...profile, team_id: teamId, profile: { email } } })
+        : fail('users_not_found');
+    },
+
     'usergroups.users.list': (args) => {
       const members = groups.get(str(args.usergroup) ?? '');
       return members ? ok({ users: [...members] }) : fail('no_such_subteam');
@@ -632,6 +712,8 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
       const id = str(args.channel) ?? '';
       const kind = id[0];
       if (kind !== 'C' && kind !== 'G' && kind !== 'D') return fail('channel_not_found');
+      const members = channelMembers.get(id);
+      if (opts.strictChannels && !members) return fail('channel_not_found');
       return ok({
         channel: {
           id,
@@ -640,7 +722,7 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
           is_group: kind === 'G',
           is_im: kind === 'D',
           is_private: kind !== 'C',
-          is_member: true,
+          is_member: members ? members.includes(botUserId) : true,
           context_team_id: teamId,
         },
       });
@@ -676,8 +758,23 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
         : fail('invalid_auth');
     }
     if (presented !== token) return fail('invalid_auth');
+    const verdict = limiter.check(method, str(args.channel) ?? str(args.channel_id));
+    if (!verdict.ok) {
+      return {
+        status: 429,
+        headers: { 'retry-after': String(verdict.retryAfterSec) },
+        body: { ok: false, error: 'ratelimited' },
+      };
+    }
+    const granted = { 'x-oauth-scopes': scopes.join(',') };
+    const needed = METHOD_SCOPES[method]?.(args);
+    if (needed !== undefined && !scopes.includes(needed)) {
+      const refused = fail('missing_scope', { needed, provided: scopes.join(',') });
+      return { ...refused, headers: { ...granted, 'x-accepted-oauth-scopes': needed } };
+    }
     const handler = handlers[method];
-    return handler ? handler(args) : fail('unknown_method');
+    const answer = handler ? handler(args) : fail('unknown_method');
+    return { ...answer, headers: { ...granted, ...answer.headers } };
   };
 
   const respond = (res: ServerResponse, answer: Answer) => {
@@ -797,10 +894,17 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     setGroupMembers: (groupId, members) => {
       groups.set(groupId, [...members]);
     },
+    setChannelMembers: (channel, members) => {
+      channelMembers.set(channel, [...members]);
+    },
+    setScopes: (granted) => {
+      scopes = [...granted];
+    },
     setUser: (user) => {
       users.set(user.id, { ...users.get(user.id), ...user });
     },
     surfaces: agentSurfaces.surfaces,
+    rateLimited: limiter.refused,
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.closeAllConnections();

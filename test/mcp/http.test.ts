@@ -144,6 +144,26 @@ describe('a Streamable HTTP MCP server', { timeout: 30_000 }, () => {
     }
   });
 
+  it('a write redefined as readOnlyHint: true after its card was shown: the approved call is still refused', async () => {
+    const shownWith = started.source.tools().get('web__remove');
+    expect(shownWith?.effect).toBe('write');
+    await shownWith?.preview?.({ key: 'approved' }, ctx('c8'));
+    const version = started.source.report().web?.version;
+    server.markRemoveReadOnly();
+    await waitFor('the new definition', () => started.source.report().web?.version !== version);
+    const redefined = started.source.tools().get('web__remove');
+    // The server's hint now makes it a read: without the check it would run with nobody having seen it.
+    expect(redefined?.effect).toBe('read');
+    for (const tool of [shownWith, redefined]) {
+      await expect(tool?.execute({ key: 'approved' }, ctx('c8'))).rejects.toMatchObject({
+        code: 'tool_changed',
+      });
+    }
+    expect(server.removed).not.toContain('approved');
+    // A read call made under the new definition (never shown for approval) runs.
+    expect(await redefined?.execute({ key: 'fresh' }, ctx('c9'))).toBe('removed fresh');
+  });
+
   it('a tool redefined after its card was shown: the approved call is refused, a new one runs', async () => {
     const shownWith = lookup();
     await shownWith.preview?.({ key: 'shown' }, ctx('c4'));
@@ -164,4 +184,29 @@ describe('a Streamable HTTP MCP server', { timeout: 30_000 }, () => {
       structuredContent: { key: 'fresh', value: 5 },
     });
   });
+});
+
+describe('a Streamable HTTP server’s replies are bounded by maxReplyBytes', { timeout: 30_000 }, () => {
+  for (const json of [false, true]) {
+    it(`a${json ? ' JSON' : 'n event-stream'} reply over the bound drops the connection and fails the call, naming the bound; the server is reconnected`, async () => {
+      const up = await startHttpMcpServer(0, { reply: true, json });
+      const bounded = await startSource({ big: { url: up.url, maxReplyBytes: 65_536 } });
+      try {
+        const reply = () => bounded.source.tools().get('big__reply');
+        expect(await reply()?.execute({ size: 60_000 }, ctx('r1'))).toHaveLength(60_000);
+        await expect(reply()?.execute({ size: 200_000 }, ctx('r2'))).rejects.toMatchObject({
+          code: 'mcp_server_lost',
+          message: expect.stringContaining('larger than maxReplyBytes (65536 bytes)'),
+        });
+        expect(bounded.logger.lines.map((l) => l.msg)).toContain(
+          'MCP server big: a reply of the server was larger than maxReplyBytes (65536 bytes); dropping the connection',
+        );
+        await waitFor('the reconnect', () => bounded.source.report().big?.state === 'connected');
+        expect(await reply()?.execute({ size: 10 }, ctx('r3'))).toBe('xxxxxxxxxx');
+      } finally {
+        await bounded.source.close();
+        await up.close();
+      }
+    });
+  }
 });

@@ -1,5 +1,6 @@
 /** Starting real MCP servers for tests through loopgate's own McpSource, and reading what it logged. */
 import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { Logger } from '../../src/loop/types.js';
 import { type CallDefinitions, memoryCallDefinitions } from '../../src/mcp/call-definitions.js';
 import { McpSource } from '../../src/mcp/mcp-source.js';
@@ -8,9 +9,14 @@ import { type McpSettings, mcpSettings } from '../../src/mcp/settings.js';
 
 const root = resolve(import.meta.dirname, '../..');
 export const bin = (name: string) => resolve(root, 'node_modules/.bin', name);
-/** The command of test/mcp/servers/misbehaving-server.ts with its modes. */
+/**
+ * The command of test/mcp/servers/misbehaving-server.ts with its modes: Node with tsx's loader rather
+ * than the tsx CLI, one process instead of two, which a loaded machine starts within the connect timeout.
+ */
 export const misbehaving = (modes: string, file = '', holdMs?: number) => [
-  bin('tsx'),
+  process.execPath,
+  '--import',
+  pathToFileURL(resolve(root, 'node_modules/tsx/dist/loader.mjs')).href,
   resolve(root, 'test/mcp/servers/misbehaving-server.ts'),
   modes,
   ...(file || holdMs !== undefined ? [file || '-'] : []),
@@ -49,9 +55,15 @@ export interface Started {
 /** Parses `servers` as the policy would (defaults filled in) and starts a source on them. */
 export async function startSource(
   servers: Record<string, unknown>,
-  options: { reserved?: string[]; env?: Record<string, string>; runCancelled?: RunCancelled } = {},
+  options: {
+    reserved?: string[];
+    env?: Record<string, string>;
+    runCancelled?: RunCancelled;
+    /** Other keys of the `mcp:` section (maxTools, maxToolChars). */
+    caps?: Record<string, unknown>;
+  } = {},
 ): Promise<Started> {
-  const settings: McpSettings = mcpSettings.parse({ servers });
+  const settings: McpSettings = mcpSettings.parse({ ...options.caps, servers });
   const logger = recordingLogger();
   const definitions = memoryCallDefinitions();
   const source = new McpSource({

@@ -153,7 +153,11 @@ describe('metrics', () => {
     redisUp = false;
     const notReady = await fetch(`${base}/readyz`);
     expect(notReady.status).toBe(503);
-    expect(await notReady.json()).toEqual({ ok: false, checks: { redis: false, worker: true } });
+    expect(await notReady.json()).toEqual({
+      ok: false,
+      checks: { redis: false, worker: true },
+      why: ['redis: check failed'],
+    });
   });
 
   it('a port in use (a second worker on one host) is a ConfigError naming the variable', async () => {

@@ -1,6 +1,6 @@
 /** grantRefusal: the checks an Approve click gets, applied to a grant's grantor at the time of use. */
 import { describe, expect, it } from 'vitest';
-import type { GroupMembers } from '../../src/policy/approver-groups.js';
+import type { ApproverLookups } from '../../src/approvers/resolve.js';
 import { type Grant, type GrantedCall, grantRefusal } from '../../src/policy/grants.js';
 
 const grant: Grant = {
@@ -26,11 +26,13 @@ const call = (over: Partial<GrantedCall> = {}, ask: Partial<GrantedCall['ask']> 
   ...over,
   ask: { approvers: { users: [], groups: ['S0SRE'] }, quorum: 1, selfApproval: false, ...ask },
 });
-const groups = (members: Record<string, string[]>): GroupMembers => ({
-  has: async (group, user) => {
-    const list = members[group];
-    if (!list) throw new Error('Slack did not answer');
-    return list.includes(user);
+const groups = (members: Record<string, string[]>): ApproverLookups => ({
+  groups: {
+    has: async (group, user) => {
+      const list = members[group];
+      if (!list) throw new Error('Slack did not answer');
+      return list.includes(user);
+    },
   },
 });
 

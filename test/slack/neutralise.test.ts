@@ -24,12 +24,22 @@ describe('neutraliseAnswer', () => {
     expect(neutraliseAnswer('<!channel|a<b> p99 < 200ms, x<y')).toBe('＜!channel|a<b> p99 < 200ms, x＜y');
   });
 
+  it('defuses a `<` before another `<`, which a rewritten token would otherwise leave opening a link', () => {
+    // Found by the property below (seed -787019861): the inner token became text starting with the link.
+    const text = '<<|https://good.example>|https://good.example>';
+    expect(neutraliseAnswer(text)).toBe('＜https://good.example ()|https://good.example>');
+    const n = new AnswerNeutraliser();
+    expect(n.push('<') + n.push('<|https://good.example>') + n.push('|https://good.example>') + n.end()).toBe(
+      neutraliseAnswer(text),
+    );
+  });
+
   it('leaves nothing that pages or disguises a link, whatever the text', () => {
     fc.assert(
       fc.property(tokenishText, (text) => {
         expect(pagesOrDisguises(neutraliseAnswer(text))).toBe(false);
       }),
-      { numRuns: 500 },
+      { numRuns: 2_000 },
     );
   });
 
@@ -40,7 +50,7 @@ describe('neutraliseAnswer', () => {
         const out = pieces.map((p) => n.push(p)).join('') + n.end();
         expect(out).toBe(neutraliseAnswer(text));
       }),
-      { numRuns: 500 },
+      { numRuns: 2_000 },
     );
   });
 

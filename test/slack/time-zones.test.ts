@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SlackBudgetExhausted } from '../../src/slack/rate/slack-budget.js';
 import { createTimeZoneLookup, type TimeZoneLookupOptions } from '../../src/slack/time-zones.js';
 import { createSlackWebClient } from '../../src/slack/web-client.js';
 import { type FakeSlack, startFakeSlack } from '../fakes/slack-api-server.js';
@@ -77,5 +78,23 @@ describe("requesters' time zones (users.info)", () => {
     }
     await new Promise((r) => setTimeout(r, 50));
     expect(await zoneOf('U0PARIS')).toBe('Europe/Paris');
+  });
+
+  it('skips a lookup the rate budget has no room for, silently and without caching: the next run asks again', async () => {
+    let room = false;
+    const client = createSlackWebClient({
+      token: fake.token,
+      apiUrl: fake.apiUrl,
+      logger: recordingLogger(logs),
+    });
+    const zoneOf = lookup({
+      usersInfo: (user) =>
+        room ? client.users.info({ user }) : Promise.reject(new SlackBudgetExhausted('users.info', 0)),
+    });
+    expect(await zoneOf('U0PARIS')).toBeUndefined();
+    expect(logs.filter((l) => l.level !== 'debug')).toEqual([]);
+    room = true;
+    expect(await zoneOf('U0PARIS')).toBe('Europe/Paris');
+    expect(fake.callsOf('users.info')).toHaveLength(1);
   });
 });

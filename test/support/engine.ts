@@ -225,3 +225,27 @@ export function unansweredCallsProblem(messages: readonly Message[]): string | n
   if (JSON.stringify(calls) === JSON.stringify(results)) return null;
   return `model sent calls [${calls.join(',')}] with results [${results.join(',')}]`;
 }
+
+/** A model that reads one more service every step and never answers (only a budget stops it). */
+export function endlessReader(): ModelPort & { calls: number } {
+  const model = {
+    model: 'test-model',
+    calls: 0,
+    async complete() {
+      model.calls++;
+      return {
+        content: null,
+        toolCalls: [
+          {
+            id: `c${model.calls}`,
+            name: 'lookup',
+            arguments: JSON.stringify({ service: `s${model.calls}` }),
+          },
+        ],
+        usage: { inputTokens: 10, outputTokens: 5 },
+        model: 'test-model',
+      };
+    },
+  };
+  return model;
+}

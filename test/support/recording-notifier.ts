@@ -1,4 +1,5 @@
 import type { ApprovalView } from '../../src/slack/approval-card.js';
+import type { BudgetCardView } from '../../src/slack/budget-card.js';
 import type {
   FinalAnswer,
   Notifier,
@@ -12,6 +13,8 @@ export type NotifierCall =
   | { type: 'progress'; runId: string; text: string; placeholderTs?: string }
   | { type: 'card'; runId: string; view: ApprovalView; posted: PostedMessage }
   | { type: 'update_card'; runId: string; card: PostedMessage; view: ApprovalView }
+  | { type: 'budget_card'; runId: string; view: BudgetCardView; posted: PostedMessage }
+  | { type: 'update_budget_card'; runId: string; card: PostedMessage; view: BudgetCardView }
   | { type: 'final'; runId: string; answer: FinalAnswer }
   | { type: 'error'; runId: string; text: string }
   | { type: 'note'; runId: string; text: string }
@@ -51,6 +54,15 @@ export class RecordingNotifier implements Notifier {
   }
   async updateCard(ref: RunRef, card: PostedMessage, view: ApprovalView) {
     this.calls.push({ type: 'update_card', runId: ref.runId, card, view });
+    return true;
+  }
+  async budgetCard(ctx: RunSlackContext, view: BudgetCardView) {
+    const posted = { channel: ctx.channelId, ts: `${this.ts++}.000100` };
+    this.calls.push({ type: 'budget_card', runId: ctx.runId, view, posted });
+    return posted;
+  }
+  async updateBudgetCard(ref: RunRef, card: PostedMessage, view: BudgetCardView) {
+    this.calls.push({ type: 'update_budget_card', runId: ref.runId, card, view });
     return true;
   }
   async finalAnswer(ctx: RunSlackContext, answer: FinalAnswer) {

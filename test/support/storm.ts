@@ -35,6 +35,8 @@ import { deleteKeys } from '../store/redis-fixture.js';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const TOKEN = 'xoxb-storm-token';
 const CHANNEL = 'C0INCIDENT';
+const channelOf = (index: number, channels: number) =>
+  channels <= 1 ? CHANNEL : `${CHANNEL}${String(index % channels).padStart(2, '0')}`;
 const TAG = /\[storm:(\d+)\]/;
 const ANSWER = 'storm answer';
 
@@ -51,6 +53,14 @@ export interface StormOptions {
   redisUrl?: string;
   /** Seed nodes (`host:port`) of a Redis Cluster every process uses instead (REDIS_CLUSTER_NODES). */
   clusterSeeds?: string[];
+  /** The fake Slack enforces Slack's documented rate limits (test/fakes/slack-rate-limits.ts). */
+  slackRateLimits?: boolean;
+  /** Channels the questions are spread over, in turn. Default 1. */
+  channels?: number;
+  /** Bot processes the questions are sent to, in turn. Default 1. */
+  bots?: number;
+  /** Every n-th question makes the model ask for a gated post_message call (an approval card). */
+  approvalEvery?: number;
 }
 
 export interface StormQuestion {
@@ -64,6 +74,12 @@ export interface StormQuestion {
 
 export interface StormFigures {
   asked: number;
+  /** Questions that asked for an approval (no answer expected), and their cards' post latency (ms
+   * from the model's reply asking for the call to the card reaching Slack). */
+  approvalsAsked: number;
+  cardLatencies: number[];
+  /** Slack calls made and how many were answered 429, by method. */
+  slackCalls: Map<string, { calls: number; rateLimited: number }>;
   answered: number;
   /** Date.now() of the first question sent. */
   firstSentAt: number;
@@ -175,7 +191,11 @@ export async function startStorm(options: StormOptions): Promise<Storm> {
   };
   const queue = createRunsQueue(connect(), prefix);
   const config = tempDir();
-  const slack = await startFakeSlack({ token: TOKEN });
+  const slack = await startFakeSlack({ token: TOKEN, rateLimits: options.slackRateLimits ?? false });
+  const channels = options.channels ?? 1;
+  const approvalEvery = options.approvalEvery ?? 0;
+  /** Date.now() when the model replied asking for each approval question's gated call, by question index. */
+  const gatedAt = new Map<string, number>();
   const perStep = new Map<string, number>();
   /** Date.now() of each model request and reply, by question index. */
   const modelTimes = new Map<string, number[]>();
@@ -196,6 +216,15 @@ export async function startStorm(options: StormOptions): Promise<Storm> {
     await new Promise((resolve) => setTimeout(resolve, options.modelDelayMs));
     inFlight--;
     modelTimes.get(tag)?.push(Date.now());
+    if (approvalEvery > 0 && Number(tag) % approvalEvery === 0 && toolResults === 0) {
+      gatedAt.set(tag, Date.now());
+      const channel = channelOf(Number(tag), channels);
+      return {
+        toolCalls: [
+          { name: 'post_message', arguments: JSON.stringify({ channel, text: `status [storm:${tag}]` }) },
+        ],
+      };
+    }
     if (toolResults < calls - 1) {
       return { toolCalls: [{ name: 'current_time', arguments: '{}' }] };
     }
@@ -205,7 +234,21 @@ export async function startStorm(options: StormOptions): Promise<Storm> {
   const openai = await startFakeOpenAI(Array.from({ length: 200_000 }, () => brain));
   const configPath = config.write(
     'loopgate.yaml',
-    ['approvals:', '  approvers: [U0MGR]', 'tools:', '  current_time: {}', ''].join('\n'),
+    [
+      'approvals:',
+      '  approvers: [U0MGR]',
+      'tools:',
+      '  current_time: {}',
+      `  post_message: { channels: [${Array.from({ length: channels }, (_, i) => channelOf(i, channels)).join(', ')}] }`,
+      // A fake that never says no: loopgate is told Slack allows (nearly) anything.
+      ...(options.slackRateLimits
+        ? []
+        : [
+            'slack:',
+            '  rateLimits: { tier2PerMinute: 10000, tier3PerMinute: 10000, tier4PerMinute: 10000, postsPerMinutePerChannel: 10000 }',
+          ]),
+      '',
+    ].join('\n'),
   );
   const common = {
     ...(options.clusterSeeds
@@ -217,17 +260,25 @@ export async function startStorm(options: StormOptions): Promise<Storm> {
     LOOPGATE_CONFIG: configPath,
     LOG_LEVEL: 'info',
   };
-  const botPort = await freePort();
-  const bot = spawnLoopgate(
-    'bot',
-    {
-      ...common,
-      SLACK_SIGNING_SECRET: TEST_SIGNING_SECRET,
-      PORT: String(botPort),
-      BOT_METRICS_PORT: String(await freePort()),
-    },
-    config.dir,
-  );
+  const botPorts: number[] = [];
+  const bots: LoopgateProcess[] = [];
+  for (let i = 0; i < (options.bots ?? 1); i++) {
+    const port = await freePort();
+    botPorts.push(port);
+    bots.push(
+      spawnLoopgate(
+        'bot',
+        {
+          ...common,
+          SLACK_SIGNING_SECRET: TEST_SIGNING_SECRET,
+          PORT: String(port),
+          BOT_METRICS_PORT: String(await freePort()),
+        },
+        config.dir,
+      ),
+    );
+  }
+  const bot = bots[0]!;
   const workers: LoopgateProcess[] = [];
   const workerMetricsUrls: string[] = [];
   for (let i = 0; i < (options.workers ?? 1); i++) {
@@ -247,7 +298,7 @@ export async function startStorm(options: StormOptions): Promise<Storm> {
       ),
     );
   }
-  const processes = [bot, ...workers];
+  const processes = [...bots, ...workers];
   const diagnostics = () =>
     processes
       .map((p) => {
@@ -284,7 +335,7 @@ export async function startStorm(options: StormOptions): Promise<Storm> {
   }
   const workerNodePids = workers.map((w) => nodeChildOf(w.pid));
   const id: SlackIdentity = { teamId: slack.teamId, appId: slack.appId, botUserId: slack.botUserId };
-  const botUrl = `http://127.0.0.1:${botPort}/slack/events`;
+  const botUrls = botPorts.map((port) => `http://127.0.0.1:${port}/slack/events`);
   const questions: StormQuestion[] = [];
   let lastPeak: number[] = workerNodePids.map(() => Number.NaN);
 
@@ -295,7 +346,15 @@ export async function startStorm(options: StormOptions): Promise<Storm> {
   const answers = () => {
     for (; scanned < slack.calls.length; scanned++) {
       const call = slack.calls[scanned]!;
-      if (call.method !== 'chat.postMessage' || call.response?.ok !== true) continue;
+      if (call.response?.ok !== true) continue;
+      if (call.method === 'chat.stopStream') {
+        // An answer streamed: it counts once its stream stopped.
+        const stream = slack.surfaces.streams.get(String(call.args.ts));
+        if (stream && slack.surfaces.textOf(stream).includes(ANSWER) && !byThread.has(stream.threadTs))
+          byThread.set(stream.threadTs, call.at);
+        continue;
+      }
+      if (call.method !== 'chat.postMessage') continue;
       if (typeof call.args.thread_ts !== 'string' || typeof call.args.text !== 'string') continue;
       if (!call.args.text.includes(ANSWER)) continue;
       if (!byThread.has(call.args.thread_ts)) byThread.set(call.args.thread_ts, call.at);
@@ -319,8 +378,9 @@ export async function startStorm(options: StormOptions): Promise<Storm> {
         if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
         const index = questions.length;
         const user = `U0P${String(index).padStart(6, '0')}`;
+        const channel = channelOf(index, channels);
         const written = slack.userMessage({
-          channel: CHANNEL,
+          channel,
           user,
           text: `<@${id.botUserId}> is the payments API down? [storm:${index}]`,
         });
@@ -328,10 +388,10 @@ export async function startStorm(options: StormOptions): Promise<Storm> {
         questions.push(question);
         const envelope = eventEnvelope(
           id,
-          appMentionEvent(id, { channel: CHANNEL, user, text: written.text, ts: written.ts }),
+          appMentionEvent(id, { channel, user, text: written.text, ts: written.ts }),
         );
         sends.push(
-          postSigned(botUrl, eventBody(envelope)).then(
+          postSigned(botUrls[index % botUrls.length]!, eventBody(envelope)).then(
             async (res) => {
               question.status = res.status;
               await res.arrayBuffer();
@@ -368,8 +428,32 @@ export async function startStorm(options: StormOptions): Promise<Storm> {
         if (call.response?.error === 'message_not_found') editsNotFound++;
       }
       const logs = workers.flatMap((w) => w.logs());
+      const slackCalls = new Map<string, { calls: number; rateLimited: number }>();
+      for (const call of slack.calls) {
+        const entry = slackCalls.get(call.method) ?? { calls: 0, rateLimited: 0 };
+        entry.calls++;
+        if (call.status === 429) entry.rateLimited++;
+        slackCalls.set(call.method, entry);
+      }
+      const cardLatencies: number[] = [];
+      for (const q of questions) {
+        const asked = gatedAt.get(String(q.index));
+        if (asked === undefined) continue;
+        const card = slack
+          .callsOf('chat.postMessage')
+          .find(
+            (c) =>
+              c.args.thread_ts === q.threadTs &&
+              c.response?.ok === true &&
+              JSON.stringify(c.args.blocks ?? '').includes('actions'),
+          );
+        if (card) cardLatencies.push(card.at - asked);
+      }
       return {
         asked: questions.length,
+        approvalsAsked: gatedAt.size,
+        cardLatencies,
+        slackCalls,
         answered: times.length,
         firstSentAt,
         timesToAnswer: times,

@@ -28,6 +28,8 @@ export interface HarnessOptions {
   maxQueuedPerThread?: number;
   /** The policy's rules (e.g. `(tool, args) => decideGate(policy, tool, args)`); none: ask UMGR. */
   gate?: RunPolicy['gate'];
+  /** Shadow mode (e.g. `(tool, channel) => shadowReason(policy, tool, channel)`); none: no call is shadowed. */
+  shadow?: RunPolicy['shadow'];
   /** Sub-agents; their `ask_` tools join the tools. */
   agents?: AgentDefinition[];
   /** The agents' safety check interval (default long enough never to matter in a test). */
@@ -108,6 +110,7 @@ export async function createHarness(options: HarnessOptions) {
       approversFor: () => ({ users: ['UMGR'], groups: [] }),
       approvalTtlMs: options.approvalTtlMs ?? 3_600_000,
       ...(options.gate ? { gate: options.gate } : {}),
+      ...(options.shadow ? { shadow: options.shadow } : {}),
       systemPrompt: () => 'You are loopgate (test).',
     },
     clock: { now: () => Date.now() },
@@ -225,10 +228,13 @@ export async function createHarness(options: HarnessOptions) {
     /** Connections of this harness, to kill them (CLIENT KILL) in tests. */
     clientIds: async (): Promise<string[]> => {
       const list = (await connections[0]!.client('LIST')) as string;
-      return list
-        .split('\n')
-        .filter((l) => l.includes(`name=lgtest-${prefix.slice(1, -1)}`))
-        .map((l) => /id=(\d+)/.exec(l)![1]!);
+      return (
+        list
+          .split('\n')
+          // Ours, and BullMQ's blocking connection, which it renames to the queue's prefix and name.
+          .filter((l) => l.includes(`name=lgtest-${prefix.slice(1, -1)}`) || l.includes(`name=${prefix}`))
+          .map((l) => /id=(\d+)/.exec(l)![1]!)
+      );
     },
     async close() {
       stopping = true;

@@ -340,12 +340,18 @@ describe('worker: runs through the queue', () => {
   });
 
   it('takes jobs again after its connections were killed while idle', async () => {
-    h = await createHarness({ model: scriptedModel([{ text: 'still here' }]) });
+    const harness = await createHarness({ model: scriptedModel([{ text: 'still here' }]) });
+    h = harness;
     h.startWorker();
-    await new Promise((r) => setTimeout(r, 200));
+    // Idle: the worker's own connection is blocked waiting for a job.
+    await h.waitFor('the worker to block waiting for jobs', async () => {
+      const list = (await harness.store.context.redis.client('LIST')) as string;
+      const ours = new Set(await harness.clientIds());
+      return list.split('\n').some((l) => / cmd=bzpopmin/.test(l) && ours.has(/id=(\d+)/.exec(l)?.[1] ?? ''));
+    });
     for (const id of await h.clientIds())
       await h.store.context.redis.client('KILL', 'ID', id).catch(() => {});
-    await new Promise((r) => setTimeout(r, 300));
+    // Asked while the connections are down or coming back: the job waits in the queue either way.
     const runId = await h.enqueueStart(h.startJob('ping'));
     const run = await h.waitForStatus(runId, 'completed', 15_000);
     expect(run.state.answer).toEqual(['still here']);

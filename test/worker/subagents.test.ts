@@ -114,7 +114,9 @@ describe('worker: sub-agents', () => {
     // Each child has its own history: its prompt, the task (with its context), its tools only.
     expect(writer?.state.messages[1]).toEqual({
       role: 'user',
-      content: 'Draft a note\n\nContext from the agent that asked:\npayments is fine',
+      content: expect.stringMatching(
+        /^Current time \(UTC\): \S+\.\n\nDraft a note\n\nContext from the agent that asked:\npayments is fine$/,
+      ),
     });
     expect(triage?.state.requester).toEqual(run.state.requester);
     const triageRequest = model.requests.find((r) =>

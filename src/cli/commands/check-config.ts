@@ -2,6 +2,7 @@ import { unknownAgentTools } from '../../config/agents.js';
 import { ConfigError } from '../../config/errors.js';
 import { loadPolicy } from '../../config/policy.js';
 import { ruleSchemaWarnings } from '../../policy/rule-types.js';
+import { envReads } from '../../tools/custom/env-reads.js';
 import { buildTools } from '../../tools/registry.js';
 import { ruleArgSchemas } from '../../tools/rule-schemas.js';
 import { parseCommandLine } from '../args.js';
@@ -14,8 +15,9 @@ const help = `Usage: loopgate check-config [path] [--json]
 
 Validates a policy/tools file exactly as the bot and the workers do at start-up, without Redis, Slack or
 the model: every key, the secrets it names (keys ending in Env must name a set environment variable;
-.env in the working directory is read first), the runbook directory, and the custom tool modules, which
-are imported (their top-level code runs) and checked, and each MCP server (mcp.servers) is connected
+.env in the working directory is read first), the runbook directory, and the custom tool modules (files
+or packages), which are imported (their top-level code runs) and checked, with the secrets each tool
+declares (each must be set) and a warning for every line of their code reading process.env, and each MCP server (mcp.servers) is connected
 and its tools listed with the effect loopgate applies and why. Prints OK and a summary (tools and their
 approvers, budgets, channels, sub-agents, MCP tools) and warnings about rules that cannot apply as
 written to their tool's argument types (a condition on an argument the tool does not have, a comparison
@@ -32,6 +34,20 @@ const options = { json: { type: 'boolean' } } as const;
 const noPosting = {
   postMessage: () => Promise.reject(new Error('check-config does not post to Slack')),
 };
+
+/** A custom tool reading `process.env` bypasses the secret check and the log redaction. */
+async function envReadWarnings(custom: readonly { path: string; package?: string | undefined }[]) {
+  const warnings: { key: string; problem: string }[] = [];
+  for (const [i, entry] of custom.entries()) {
+    for (const read of await envReads(entry)) {
+      warnings.push({
+        key: `custom[${i}]`,
+        problem: `${read.file}:${read.line} reads process.env: unchecked and not redacted; list the variable in the tool's secrets and read it with ctx.secret(name)`,
+      });
+    }
+  }
+  return warnings;
+}
 
 export const checkConfigCommand: Command = {
   name: 'check-config',
@@ -51,10 +67,10 @@ export const checkConfigCommand: Command = {
         Object.keys(policy.mcp?.servers ?? {}),
       );
       if (agentProblems.length > 0) throw new ConfigError(policy.source, agentProblems);
-      const warnings = ruleSchemaWarnings(
-        policy.rules,
-        ruleArgSchemas(tools, policy.tools.run_action?.actions),
-      );
+      const warnings = [
+        ...ruleSchemaWarnings(policy.rules, ruleArgSchemas(tools, policy.tools.run_action?.actions)),
+        ...(await envReadWarnings(policy.custom)),
+      ];
       const summary = {
         ...summarisePolicy(policy, tools),
         warnings,

@@ -1,25 +1,57 @@
 import { ConfigError } from '../../config/errors.js';
 import { loadPolicy } from '../../config/policy.js';
+import { shadowReason } from '../../config/shadow-mode.js';
 import { explanationText } from '../../policy/describe.js';
 import { explainGate } from '../../policy/gate.js';
+import { CHANGES, type Change } from '../../policy/replay.js';
 import { parseCommandLine } from '../args.js';
-import type { Command } from '../command.js';
+import type { CliContext, Command } from '../command.js';
 import { UsageError } from '../errors.js';
-import { json, write } from '../format.js';
+import { json, utc, write } from '../format.js';
+import { parseInstant, parseTimeRange } from '../time-range.js';
 
-const help = `Usage: loopgate policy test <tool> '<json args>' [--config <path>] [--json]
+const help = `Usage: loopgate policy test <tool> '<json args>' [--channel <id>] [--at <time>] [--config <path>] [--json]
+       loopgate policy replay <proposed.yaml> --since <time> [--until <time>] [--fail-on <changes>] [--json]
 
-Says which rule of the policy decides a call of <tool> with these arguments, and why: each rule of the
-tool tried in order (first match wins) with the condition that did not hold, then the decision: allowed
-by a rule, denied by a rule (and what the model is told), or asked of whom (approvers, quorum, expiry,
-reminders, escalation, grants). No rule matching means the tool's default: ask its approvers.
-Nothing runs and nothing is stored; the arguments are taken as given (not checked against the tool's
-schema).
+policy test: says which rule of the policy decides a call of <tool> with these arguments, and why: each
+rule of the tool tried in order (first match wins) with the condition that did not hold, then the
+decision: allowed by a rule, denied by a rule (and what the model is told), or asked of whom (approvers,
+quorum, expiry, reminders, escalation, grants). No rule matching means the tool's default: ask its
+approvers. Nothing runs and nothing is stored; the arguments are taken as given (not checked against the
+tool's schema). When the call would be in shadow mode (approvals.mode, the tool's mode, or --channel listed
+in channels.shadow) it says so: it would not run, and its card would ask what people would decide. Rules
+on change freezes (when: { freeze: … }) are judged at --at (default now); the freezes in force are listed
+when the policy has any.
 
-  --config <path>  the policy file; default LOOPGATE_CONFIG, else ./loopgate.yaml
-  --json           print {"tool", "tried": [...], "decision": {...}}`;
+policy replay: the write and notify calls decided from --since to --until (read from the audit log, each
+with the arguments of its approval record; needs REDIS_URL), decided again under <proposed.yaml>. Prints
+each call that would be decided differently, with what the policy did then and what the proposed one
+would do: no_longer_offered (the tool is not enabled), newly_allowed (runs without a person),
+newly_denied, no_longer_allowed, no_longer_denied, approvers (other people asked), quorum. Calls whose
+approval record has expired are counted, not replayed. Nothing runs and nothing is stored.
 
-const options = { config: { type: 'string' }, json: { type: 'boolean' } } as const;
+  --channel <id>       policy test: the channel the call is asked from (for channels.shadow)
+  --at <time>          policy test: the moment the call is judged (ISO 8601, or a span back from now:
+                       2h), for freezes; default now
+  --config <path>      policy test: the policy file; default LOOPGATE_CONFIG, else ./loopgate.yaml
+  --since <time>       replay: start of the range (ISO 8601, or a span back from now: 24h, 30d)
+  --until <time>       replay: end of the range, default now
+  --fail-on <changes>  replay: exit 3 when any call changes in one of these ways (comma-separated change
+                       names above, or any), e.g. --fail-on newly_allowed for CI
+  --json               print JSON: policy test {"tool", "at", "freezes", "tried", "decision", "shadow"}; policy replay the report`;
+
+const options = {
+  config: { type: 'string' },
+  channel: { type: 'string' },
+  at: { type: 'string' },
+  json: { type: 'boolean' },
+  since: { type: 'string' },
+  until: { type: 'string' },
+  'fail-on': { type: 'string' },
+} as const;
+
+/** Exit status of a replay whose changes cross --fail-on. */
+const CROSSED = 3;
 
 export const policyCommand: Command = {
   name: 'policy',
@@ -27,35 +59,93 @@ export const policyCommand: Command = {
   async run(argv, ctx) {
     const line = parseCommandLine(argv, options, help, { min: 0, max: 3 });
     if (line === null) return write(ctx.stdout, `${help}\n`).then(() => 0);
-    const [sub, tool, argsText] = line.positionals;
-    if (sub !== 'test')
-      throw new UsageError(
-        sub ? `unknown subcommand ${JSON.stringify(sub)}` : 'missing subcommand test',
-        help,
-      );
-    if (!tool || argsText === undefined)
-      throw new UsageError('expected a tool name and its arguments as JSON', help);
-    let args: unknown;
+    const [sub, ...rest] = line.positionals;
     try {
-      args = JSON.parse(argsText);
-    } catch (error) {
-      throw new UsageError(`the arguments are not JSON: ${(error as Error).message}`, help);
-    }
-    const path = line.values.config ?? (ctx.env.LOOPGATE_CONFIG || './loopgate.yaml');
-    try {
-      const policy = await loadPolicy(path, { env: ctx.env });
-      const { tried, decision } = explainGate(policy, tool, args);
-      await write(
-        ctx.stdout,
-        line.values.json
-          ? json({ tool, tried, decision })
-          : `${tool} ${JSON.stringify(args)}\n${explanationText(tool, tried, decision)}`,
-      );
-      return 0;
+      if (sub === 'test') return await policyTest(rest, line.values, ctx);
+      if (sub === 'replay') return await policyReplay(rest, line.values, ctx);
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
       await write(ctx.stderr, `loopgate: ${error.message}\n`);
       return 1;
     }
+    throw new UsageError(
+      sub ? `unknown subcommand ${JSON.stringify(sub)}` : 'missing subcommand: test or replay',
+      help,
+    );
   },
 };
+
+type Values = { config?: string | undefined; json?: boolean | undefined; channel?: string | undefined } & {
+  at?: string | undefined;
+  since?: string | undefined;
+  until?: string | undefined;
+  'fail-on'?: string | undefined;
+};
+
+async function policyTest(positionals: string[], values: Values, ctx: CliContext): Promise<number> {
+  const [tool, argsText] = positionals;
+  if (!tool || argsText === undefined)
+    throw new UsageError('expected a tool name and its arguments as JSON', help);
+  let args: unknown;
+  try {
+    args = JSON.parse(argsText);
+  } catch (error) {
+    throw new UsageError(`the arguments are not JSON: ${(error as Error).message}`, help);
+  }
+  const at = values.at === undefined ? ctx.now() : parseInstant(values.at, ctx.now());
+  if (at === undefined) throw new UsageError(`--at: not a time: ${JSON.stringify(values.at)}`, help);
+  const path = values.config ?? (ctx.env.LOOPGATE_CONFIG || './loopgate.yaml');
+  const policy = await loadPolicy(path, { env: ctx.env });
+  const { tried, decision, freezes } = explainGate(policy, tool, args, at);
+  // Said only where the policy has freezes: without them the moment changes nothing.
+  const frozen =
+    Object.keys(policy.freezes).length === 0
+      ? ''
+      : `at ${utc(at)}: ${freezes?.length ? `freezes in force: ${freezes.join(', ')}` : 'no freeze in force'}\n`;
+  // A deny rule denies in shadow mode too: only calls that would run or be asked are shadowed.
+  const why = decision.kind === 'deny' ? null : shadowReason(policy, tool, values.channel);
+  const shadowLine = why
+    ? `shadow mode (${why}): the call would NOT run; its card would say "Shadow: this will not run" and ask what people would decide, and the model would be told it was not executed\n`
+    : '';
+  await write(
+    ctx.stdout,
+    values.json
+      ? json({ tool, at: utc(at), freezes, tried, decision, shadow: why })
+      : `${tool} ${JSON.stringify(args)}\n${frozen}${explanationText(tool, tried, decision)}${shadowLine}`,
+  );
+  return 0;
+}
+
+function failOnOf(text: string | undefined): (Change | 'any')[] {
+  if (text === undefined) return [];
+  const known: readonly string[] = [...CHANGES, 'any'];
+  return text.split(',').map((part) => {
+    const name = part.trim();
+    if (!known.includes(name)) {
+      throw new UsageError(
+        `--fail-on: unknown change ${JSON.stringify(name)} (one of ${known.join(', ')})`,
+        help,
+      );
+    }
+    return name as Change | 'any';
+  });
+}
+
+async function policyReplay(positionals: string[], values: Values, ctx: CliContext): Promise<number> {
+  const [proposedPath, extra] = positionals;
+  if (!proposedPath) throw new UsageError('expected the proposed policy file', help);
+  if (extra !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(extra)}`, help);
+  const failOn = failOnOf(values['fail-on']);
+  const { from, to } = parseTimeRange(values, ctx.now(), help);
+  const proposed = await loadPolicy(proposedPath, { env: ctx.env });
+  // Loaded only here: the store's code is not needed by `policy test`.
+  const { crosses, replayPolicy, replayText } = await import('../policy-replay.js');
+  const report = await replayPolicy(await ctx.store(), proposed, from, to);
+  await write(ctx.stdout, values.json ? json(report) : replayText(report));
+  if (!crosses(report, failOn)) return 0;
+  await write(
+    ctx.stderr,
+    `loopgate: the proposed policy changes calls in a way --fail-on refuses (${failOn.join(', ')})\n`,
+  );
+  return CROSSED;
+}

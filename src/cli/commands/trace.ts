@@ -61,6 +61,8 @@ export const traceCommand: Command = {
         finishedAt: loaded.finishedAt,
         cancelRequest: loaded.cancelRequest,
         ...(state.agent ? { agent: state.agent } : {}),
+        ...(state.extensions ? { extensions: state.extensions } : {}),
+        ...(state.budgetAsk ? { budgetAsk: state.budgetAsk } : {}),
       },
       steps: view.steps,
       compactions: view.compactions ?? [],

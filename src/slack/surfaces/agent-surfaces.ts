@@ -20,27 +20,19 @@ import { slackErrorCode } from '../errors.js';
 import { answerFooter } from '../final-answer.js';
 import { neutraliseAnswer } from '../neutralise.js';
 import type { RunSlackContext } from '../notifier-port.js';
-import { REFUSAL_CODES, type StreamCalls, StreamWriter, type StreamWriterOptions } from './stream-writer.js';
+import type { SlackBudget } from '../rate/slack-budget.js';
+import { budgetedSurfaceCalls } from './budgeted-calls.js';
+import { REFUSAL_CODES, StreamWriter, type StreamWriterOptions } from './stream-writer.js';
+import type { SessionStatus, SurfaceCalls } from './surface-calls.js';
 import { Timeline } from './timeline.js';
 
-export type SessionStatus = 'processing' | 'suspended' | 'active' | 'closed';
-
-/** The Web API methods beyond the stream's own. Each rejects with the WebClient's error. */
-export interface SurfaceCalls extends StreamCalls {
-  setStatus(args: {
-    channel_id: string;
-    thread_ts: string;
-    status: SessionStatus;
-    title?: string;
-    initiator_user_id?: string;
-  }): Promise<void>;
-  rename(args: { channel_id: string; thread_ts: string; title: string }): Promise<void>;
-  /** Replaces a message's text (a stream left by a dead worker whose stream Slack already closed). */
-  update(args: { channel: string; ts: string; markdown_text: string }): Promise<void>;
+/** The methods over a WebClient (bounded retries, Retry-After honoured: createSlackWebClient). */
+export function webSurfaceCalls(client: webApi.WebClient, budget?: SlackBudget): SurfaceCalls {
+  const calls = directSurfaceCalls(client);
+  return budget ? budgetedSurfaceCalls(calls, budget) : calls;
 }
 
-/** The methods over a WebClient (bounded retries, Retry-After honoured: createSlackWebClient). */
-export function webSurfaceCalls(client: webApi.WebClient): SurfaceCalls {
+function directSurfaceCalls(client: webApi.WebClient): SurfaceCalls {
   return {
     async start(args) {
       const res = await client.chat.startStream(args as unknown as webApi.ChatStartStreamArguments);
@@ -162,6 +154,8 @@ export class RunSurface {
   private raw = '';
   private off = false;
   private sessions = true;
+  /** No stream for this job: Tier 2 had no start slot free, so the answer is posted whole. */
+  private streamless = false;
 
   constructor(
     private readonly ctx: RunSlackContext,
@@ -219,6 +213,19 @@ export class RunSurface {
   async begin(): Promise<void> {
     await this.status('processing');
     if (this.state.step === 0) await this.renameIfNewSubject();
+    await this.decideStreaming();
+  }
+
+  /** Streams only when a start slot is free now: waiting for one would delay the answer. */
+  private async decideStreaming(): Promise<void> {
+    if (this.off || !this.opts.calls.streamRoom) return;
+    try {
+      this.streamless = !(await this.opts.calls.streamRoom(this.ctx.channelId, this.ctx.threadTs));
+    } catch (err) {
+      this.log.warn({ err }, 'could not read the stream budget: posting the answer whole');
+      this.streamless = true;
+    }
+    if (this.streamless) this.log.info({}, 'no stream slot free: the answer will be posted whole');
   }
 
   /** A follow-up on another subject renames the thread's session (the title is set only at creation). */
@@ -240,7 +247,7 @@ export class RunSurface {
 
   /** A piece of the model's reply text. */
   text(delta: string): void {
-    if (this.off) return;
+    if (this.off || this.streamless) return;
     const writer = this.ensureWriter();
     this.raw += delta;
     writer.text(delta);
@@ -249,7 +256,7 @@ export class RunSurface {
 
   /** An engine event: steps of the timeline. */
   event(event: EngineEvent): void {
-    if (this.off) return;
+    if (this.off || this.streamless) return;
     for (const update of this.timeline.updates(event)) this.ensureWriter().task(update);
     this.check();
   }

@@ -3,7 +3,8 @@
  * description, typed parameters and one template (an HTTP call or a command), optionally a verify step.
  */
 import { z } from 'zod';
-import { envVarName, headersEnv, seconds, toolApprovers } from '../settings.js';
+import { toolApprovers } from '../../approvers/approvers.js';
+import { envVarName, headersEnv, seconds, toolMode } from '../settings.js';
 import { placeholdersIn, placeholdersInJson } from './placeholders.js';
 
 const description = z.string().max(500).optional();
@@ -101,6 +102,33 @@ const verifyStep = z.strictObject({
   timeoutSeconds: seconds(120).default(10),
 });
 
+/**
+ * How to compute what the action would change now, read-only: a dry-run command (`kubectl diff`,
+ * `terraform plan`) whose standard output is the plan, or a request whose 2xx body is. Filled from the
+ * same validated parameters as the action, under the same rules (no shell; a fixed scheme, host and
+ * port). Shown on the card and computed again before execution (docs/tools.md, "Plans").
+ */
+const planStep = z
+  .strictObject({
+    command: commandTemplate.optional(),
+    http: z
+      .strictObject({
+        method: z.enum(['GET', 'POST'], { error: 'expected GET or POST: a plan changes nothing' }),
+        url: urlTemplate,
+        headersEnv: headersEnv.default({}),
+        body: z.json().optional(),
+      })
+      .optional(),
+    /** Exit codes of the command that mean "here is the plan" (`kubectl diff` exits 1 on a difference). */
+    exitCodes: z.array(z.number().int().min(0).max(255)).min(1).default([0]),
+    timeoutSeconds: seconds(600).default(60),
+  })
+  .refine((p) => (p.command === undefined) !== (p.http === undefined), {
+    error: 'expected exactly one of command or http',
+  });
+
+export type PlanStep = z.output<typeof planStep>;
+
 export const actionSettings = z
   .strictObject({
     description: z.string({ error: 'expected a description the model reads' }).min(1).max(1000),
@@ -117,6 +145,7 @@ export const actionSettings = z
     envFromEnv: envFromEnv.default({}),
     timeoutSeconds: seconds(3600).default(60),
     verify: verifyStep.optional(),
+    plan: planStep.optional(),
   })
   .superRefine((action, ctx) => {
     if ((action.http === undefined) === (action.command === undefined)) {
@@ -144,6 +173,13 @@ export const actionSettings = z
       check(placeholdersIn(arg), ['command', i]);
     });
     if (action.verify) check(placeholdersIn(action.verify.http_get), ['verify', 'http_get']);
+    if (action.plan?.http) {
+      check(placeholdersIn(action.plan.http.url), ['plan', 'http', 'url']);
+      check(placeholdersInJson(action.plan.http.body), ['plan', 'http', 'body']);
+    }
+    action.plan?.command?.forEach((arg, i) => {
+      check(placeholdersIn(arg), ['plan', 'command', i]);
+    });
   });
 
 export type ActionSettings = z.output<typeof actionSettings>;
@@ -158,6 +194,8 @@ export const runActionSettings = z.strictObject({
     )
     .refine((actions) => Object.keys(actions).length > 0, { error: 'expected at least one action' }),
   approvers: toolApprovers.optional(),
+  /** `shadow`: calls are shown for decision but never run (docs/approvals.md, "Shadow mode"). */
+  mode: toolMode.optional(),
 });
 
 export type RunActionSettings = z.output<typeof runActionSettings>;

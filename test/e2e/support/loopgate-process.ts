@@ -1,15 +1,23 @@
 /**
- * loopgate's own processes for end-to-end tests: `tsx src/bot/main.ts` (npm run bot),
- * `tsx src/worker/main.ts` (npm run worker) or `tsx src/main.ts` (npm start), each spawned as the leader of
- * its own process group so that SIGKILL to the group reaches tsx and the Node process it runs, and
- * nothing outlives the test (`killAllLoopgate`).
+ * loopgate's own processes for end-to-end tests: src/bot/main.ts (npm run bot), src/worker/main.ts
+ * (npm run worker) or src/main.ts (npm start) under Node with tsx's loader, each spawned as the leader of
+ * its own process group so that SIGKILL to the group reaches everything it started, and nothing outlives
+ * the test (`killAllLoopgate`).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
-const TSX = `${repoRoot}node_modules/.bin/tsx`;
+/**
+ * Node with tsx's loader, not the tsx CLI: the CLI relays a signal to its child and SIGKILLs it when the
+ * child has not acknowledged within about 60 ms, which a loaded machine misses (exit 143 after SIGTERM).
+ */
+const NODE_WITH_TSX = [
+  process.execPath,
+  '--import',
+  pathToFileURL(`${repoRoot}node_modules/tsx/dist/loader.mjs`).href,
+] as const;
 
 /** Entry points, as the npm scripts start them. */
 export const ENTRIES = {
@@ -42,7 +50,7 @@ export interface LoopgateProcess {
   exited(): boolean;
   /** Resolves when the process has exited. */
   exit: Promise<Exit>;
-  /** Sends `signal` as `kill <pid>` would (tsx relays it to the Node process it runs). */
+  /** Sends `signal` as `kill <pid>` would. */
   signal(signal: NodeJS.Signals): void;
   /** Everything the process printed, for failure messages. */
   output(): string;
@@ -76,7 +84,7 @@ function safeJson(text: string): unknown {
 
 /** Starts `entry` with exactly `env` (plus PATH) in `cwd`, so no `.env` file of the repository is read. */
 export function spawnLoopgate(entry: Entry, env: Record<string, string>, cwd: string): LoopgateProcess {
-  const child = spawn(TSX, [ENTRIES[entry]], {
+  const child = spawn(NODE_WITH_TSX[0], [...NODE_WITH_TSX.slice(1), ENTRIES[entry]], {
     cwd,
     // Agent surfaces only where a test asks for them (the fake answers them; most tests read placeholders).
     env: { PATH: process.env.PATH ?? '', SLACK_AGENT_SURFACES: 'off', ...env },

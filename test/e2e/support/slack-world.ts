@@ -6,6 +6,8 @@
  * them. `close()` kills the processes, stops the fakes and deletes the prefix's keys, whatever happened.
  */
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { freePort } from '../../../demo/lib/free-port.js';
 import { createRedisConnection, type RedisClient } from '../../../src/queue/connection.js';
 import { createRunsQueue, type RunsQueue } from '../../../src/queue/runs-queue.js';
@@ -23,6 +25,7 @@ import { type FakeOpenAI, startFakeOpenAI } from '../../fakes/openai-server.js';
 import type { AgentSurfaceOptions } from '../../fakes/slack-agent-surfaces.js';
 import {
   type FakeSlack,
+  type FakeUser,
   type RecordedCall,
   type StoredEphemeral,
   type StoredMessage,
@@ -50,6 +53,15 @@ import { killAllLoopgate, type LoopgateProcess, spawnLoopgate } from './loopgate
 import { type ModelRouter, routeModel } from './model-brains.js';
 import { buttonOf, type Card, cardsIn } from './slack-view.js';
 import { tempDir } from './temp-config.js';
+
+/** `TempDir.write` for a directory the caller owns. */
+const writeIn =
+  (dir: string) =>
+  (name: string, text: string): string => {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return path;
+  };
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const SLACK_TOKEN = 'xoxb-e2e-token';
@@ -94,6 +106,15 @@ export interface SlackWorldOptions {
   fallback?: boolean;
   /** Extra environment of the worker processes (e.g. OPENAI_MAX_RETRIES). */
   workerEnv?: Record<string, string>;
+  /**
+   * Directory to write loopgate.yaml in, instead of a fresh temporary one: a project whose node_modules
+   * holds a tool package that `custom:` names.
+   */
+  policyDir?: string;
+  /** More people of the fake workspace (e.g. with the emails users.lookupByEmail finds). */
+  slackUsers?: Record<string, Partial<FakeUser>>;
+  /** Extra environment of every loopgate process, bot and workers (e.g. OTEL_EXPORTER_OTLP_ENDPOINT). */
+  env?: Record<string, string>;
   /** `tools.http_request.timeoutSeconds`; default the tool's own. */
   httpRequestTimeoutSeconds?: number;
   /**
@@ -294,7 +315,7 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
     slack = await startFakeSlack({
       token: SLACK_TOKEN,
       groups: { [PEOPLE.sreGroup]: [PEOPLE.sreA, PEOPLE.sreB] },
-      users: { [PEOPLE.requester]: { tz: REQUESTER_TZ } },
+      users: { [PEOPLE.requester]: { tz: REQUESTER_TZ }, ...options.slackUsers },
       ...(typeof options.agentSurfaces === 'object' ? { agentSurfaces: options.agentSurfaces } : {}),
     });
     fixture = await startHttpFixture(async (req, res) => {
@@ -330,7 +351,7 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
     const model = routeModel(openai);
     if (options.fallback) fallbackOpenai = await startFakeOpenAI();
     const fallbackModel = fallbackOpenai ? routeModel(fallbackOpenai) : undefined;
-    const configPath = config.write(
+    const configPath = (options.policyDir ? writeIn(options.policyDir) : config.write)(
       'loopgate.yaml',
       policyYaml(fixture.url, {
         extra: options.policyExtra,
@@ -350,6 +371,7 @@ export async function startSlackWorld(options: SlackWorldOptions): Promise<Slack
       LOG_LEVEL: 'info',
       // The policy names it, so every process checks it exists.
       ...(fallbackOpenai ? { FALLBACK_OPENAI_KEY: 'sk-fallback' } : {}),
+      ...options.env,
     };
     const botPort = await freePort();
     const botProbesPort = await freePort();

@@ -9,6 +9,10 @@
  *   collide     `current_time`, the name of a built-in tool
  *   slow-write  `append_line` (no annotations: a write) notes `started:<line>` in `<file>.started`, then
  *               appends the line to `file` after `holdMs`
+ *   schemas     hostile input schemas: `slug` (a pattern that backtracks exponentially in JavaScript),
+ *               `keyed` (the same as a patternProperties key), `backref` and `lookahead` (patterns only
+ *               a backtracking engine runs), `deep` (nested 40 levels), `big` (over 64 KiB of JSON)
+ *   many        30 more read-only tools `t00`..`t29`, each with its own small schema and pattern
  */
 import { appendFileSync } from 'node:fs';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -24,6 +28,15 @@ const object = (properties: Record<string, unknown>, required: string[] = []) =>
   properties,
   required,
   additionalProperties: false,
+});
+
+const nested = (levels: number): Record<string, unknown> =>
+  levels === 0 ? { type: 'string' } : object({ inner: nested(levels - 1) });
+const readOnly = (name: string, inputSchema: Record<string, unknown>) => ({
+  name,
+  description: `The ${name} tool.`,
+  inputSchema,
+  annotations: { readOnlyHint: true },
 });
 
 const tools = [
@@ -88,6 +101,36 @@ const tools = [
         },
       ]
     : []),
+  ...(modes.has('schemas')
+    ? [
+        readOnly('slug', object({ slug: { type: 'string', pattern: '^([a-z0-9]+-?)*$' } }, ['slug'])),
+        readOnly('keyed', {
+          type: 'object',
+          patternProperties: { '^([a-z0-9]+-?)*$': { type: 'string' } },
+          additionalProperties: false,
+        }),
+        readOnly('backref', object({ twice: { type: 'string', pattern: '^(a+)\\1$' } })),
+        readOnly('lookahead', object({ x: { type: 'string', pattern: '^(?=x)x+$' } })),
+        readOnly('deep', nested(40)),
+        readOnly('big', object({ pick: { enum: Array.from({ length: 8_000 }, (_, i) => `value-${i}`) } })),
+      ]
+    : []),
+  ...(modes.has('many')
+    ? Array.from({ length: 30 }, (_, i) => {
+        const name = `t${String(i).padStart(2, '0')}`;
+        return readOnly(
+          name,
+          object(
+            {
+              id: { type: 'string', pattern: `^${name}-[0-9]{1,6}$` },
+              count: { type: 'integer', minimum: 0, maximum: i + 10 },
+              mode: { enum: ['a', 'b', name] },
+            },
+            ['id'],
+          ),
+        );
+      })
+    : []),
 ];
 
 const server = new Server({ name: 'misbehaving', version: '1.0.0' }, { capabilities: { tools: {} } });
@@ -97,6 +140,9 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
   switch (request.params.name) {
     case 'echo':
       return { content: [{ type: 'text', text: String(args.text) }] };
+    case 'slug':
+    case 'keyed':
+      return { content: [{ type: 'text', text: JSON.stringify(args) }] };
     case 'hang':
       return new Promise(() => {
         extra.signal.addEventListener('abort', () => appendFileSync(file, `cancelled ${extra.requestId}\n`));

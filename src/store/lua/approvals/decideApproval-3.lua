@@ -14,6 +14,9 @@
   ARGV[1] decision: approved | rejected | expired | cancelled
   ARGV[2] decided by ('' for the system)   ARGV[3] reason ('' for none)   ARGV[4] now (ms)
   ARGV[5] nonce of this call (a resend after a lost reply is recognised as the call that changed it)
+  ARGV[6] quorum in force ('' for the stored one): when a change freeze changed the rule since the
+          approval was asked, the bot counts a person's approval against the new rule's quorum (not
+          stored: once the freeze ends, the quorum asked applies again)
 
   Returns {changed (0|1), won (0|1), vote (0|1|2), field, value, ...} where `changed` means this call
   moved the record out of `pending` (to its decision, or to `expired` when too late), `won` means it
@@ -59,6 +62,9 @@ if decision ~= 'expired' and decision ~= 'cancelled' and tonumber(now) >= tonumb
   return reply(1, 0, 0)
 end
 local quorum = tonumber(current[4] or '1') or 1
+if decision == 'approved' and by ~= '' and ARGV[6] and ARGV[6] ~= '' then
+  quorum = tonumber(ARGV[6])
+end
 if decision == 'approved' and by ~= '' and quorum > 1 then
   local votes = {}
   if current[5] then votes = cjson.decode(current[5]) end

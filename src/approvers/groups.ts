@@ -1,15 +1,8 @@
 /**
- * Whether a person is one of an approval's approvers: named directly, or a member of one of its Slack user
- * groups (looked up with usergroups.users.list by the caller's `lookup`, cached). Used by the bot for every
- * click and by the worker when it uses a grant (the grantor must be an approver of the call now).
+ * Members of Slack user groups, looked up with usergroups.users.list by the caller's `lookup` and cached
+ * in the process: the lookup port for group approvers of src/approvers/resolve.ts.
  */
 import type { Clock } from '../loop/types.js';
-
-/** Who may decide: Slack user ids and user group ids (the policy's `Approvers`). */
-export interface ApproverIds {
-  readonly users: readonly string[];
-  readonly groups: readonly string[];
-}
 
 /** Group members, cached; concurrent lookups of one group share one Slack call. */
 export interface GroupMembers {
@@ -47,22 +40,4 @@ export function createGroupMembers(options: GroupMembersOptions): GroupMembers {
   };
 
   return { has: async (groupId, userId) => (await members(groupId)).has(userId) };
-}
-
-/** Whether `userId` is one of `approvers` (directly or through a group). */
-export async function isApprover(
-  approvers: ApproverIds,
-  userId: string,
-  groups: GroupMembers,
-): Promise<{ ok: true } | { ok: false; reason: 'not_approver' | 'lookup_failed' }> {
-  if (approvers.users.includes(userId)) return { ok: true };
-  let failed = false;
-  for (const groupId of approvers.groups) {
-    try {
-      if (await groups.has(groupId, userId)) return { ok: true };
-    } catch {
-      failed = true;
-    }
-  }
-  return { ok: false, reason: failed ? 'lookup_failed' : 'not_approver' };
 }

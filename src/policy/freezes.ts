@@ -1,0 +1,145 @@
+/**
+ * Change freezes: the policy file's `freezes:` section, named windows when changes need more care:
+ *
+ *   freezes:
+ *     year-end:
+ *       timeZone: Europe/Berlin                  # IANA zone of the times below; default UTC
+ *       windows:                                 # one-off windows, local wall time, end excluded
+ *         - { start: "2026-12-20 00:00", end: "2027-01-04 08:00" }
+ *     weekend:
+ *       timeZone: America/New_York
+ *       weekly:                                  # every week; `to` before `from` runs over the week's end
+ *         - { from: "fri 18:00", to: "mon 08:00" }
+ *
+ * Rules use them under `when` (src/policy/rules.ts): `freeze: true` (any freeze in force), `freeze: false`
+ * (none), or a freeze's name (or a list of names: any of them). Whether a freeze is in force is a pure
+ * function of the policy and an instant (`activeFreezes`): the instant's wall time in the freeze's zone,
+ * read with Intl, is compared with the written wall times, so no offset is ever computed by hand and a
+ * daylight-saving change moves the window with the clocks. In the hour a "fall back" repeats, a wall time
+ * in that hour is in force both times.
+ */
+import { z } from 'zod';
+
+const DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
+const MINUTES_PER_WEEK = 7 * 24 * 60;
+
+/** A zone Intl knows (`Europe/Berlin`, `UTC`); checked at load by building a formatter for it. */
+const timeZone = z.string().refine(
+  (zone) => {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: zone });
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  { error: 'expected an IANA time zone such as Europe/Berlin or UTC' },
+);
+
+/** `2026-12-20 00:00` (or with a T), normalised to `2026-12-20T00:00` so wall times compare as text. */
+const wallTime = z
+  .string({ error: 'expected a local time such as "2026-12-20 18:00"' })
+  .regex(/^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}$/, { error: 'expected a local time such as "2026-12-20 18:00"' })
+  .refine((s) => validDate(s), { error: 'not a real date and time' })
+  .transform((s) => s.replace(' ', 'T'));
+
+function validDate(s: string): boolean {
+  const [y, mo, d, h, mi] = s.split(/[- T:]/).map(Number) as [number, number, number, number, number];
+  const days = new Date(Date.UTC(y, mo, 0)).getUTCDate();
+  return mo >= 1 && mo <= 12 && d >= 1 && d <= days && h <= 23 && mi <= 59;
+}
+
+/** `fri 18:00` as minutes since Monday 00:00; `24:00` ends a day. */
+const weekTime = z.string({ error: 'expected a day and time such as "fri 18:00"' }).transform((s, ctx) => {
+  const m = /^(mon|tue|wed|thu|fri|sat|sun) (\d{2}):(\d{2})$/i.exec(s.trim());
+  const day = m ? DAYS.indexOf(m[1]?.toLowerCase() as (typeof DAYS)[number]) : -1;
+  const hours = Number(m?.[2]);
+  const mins = Number(m?.[3]);
+  if (!m || mins > 59 || hours > 24 || (hours === 24 && mins > 0)) {
+    ctx.addIssue({
+      code: 'custom',
+      message: 'expected a day and time such as "fri 18:00" (mon … sun, 00:00 … 24:00)',
+    });
+    return z.NEVER;
+  }
+  return (day * 24 * 60 + hours * 60 + mins) % MINUTES_PER_WEEK;
+});
+
+const oneOffWindow = z
+  .strictObject({ start: wallTime, end: wallTime })
+  .refine((w) => w.start < w.end, { error: 'end must come after start', path: ['end'] });
+
+const weeklyWindow = z
+  .strictObject({ from: weekTime, to: weekTime })
+  .refine((w) => w.from !== w.to, { error: 'from and to are the same time: an empty window', path: ['to'] });
+
+const freezeSchema = z
+  .strictObject({
+    timeZone: timeZone.default('UTC'),
+    windows: z.array(oneOffWindow).max(100, { error: 'expected at most 100 windows' }).default([]),
+    weekly: z.array(weeklyWindow).max(50, { error: 'expected at most 50 weekly windows' }).default([]),
+  })
+  .refine((f) => f.windows.length + f.weekly.length > 0, {
+    error: 'expected windows or weekly (a freeze with neither is never in force)',
+  });
+export type Freeze = z.output<typeof freezeSchema>;
+
+const freezeName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, {
+  error: 'expected a freeze name (letters, digits, - and _)',
+});
+
+/** `freezes: { <name>: { timeZone, windows, weekly } }`. */
+export const freezesSection = z.record(freezeName, freezeSchema);
+export type FreezesSection = z.output<typeof freezesSection>;
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+/** One formatter per zone (building one costs far more than using it). */
+function formatterFor(zone: string): Intl.DateTimeFormat {
+  let f = formatters.get(zone);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      weekday: 'short',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+    });
+    formatters.set(zone, f);
+  }
+  return f;
+}
+
+/** The wall time of `now` in `zone`: `2026-12-20T18:05` and minutes since that week's Monday 00:00. */
+export function wallClock(now: number, zone: string): { text: string; minuteOfWeek: number } {
+  const parts: Record<string, string> = {};
+  for (const p of formatterFor(zone).formatToParts(new Date(now))) parts[p.type] = p.value;
+  const day = DAYS.indexOf((parts.weekday ?? '').slice(0, 3).toLowerCase() as (typeof DAYS)[number]);
+  const hour = Number(parts.hour);
+  const minute = Number(parts.minute);
+  return {
+    text: `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}`,
+    minuteOfWeek: day * 24 * 60 + hour * 60 + minute,
+  };
+}
+
+/** Whether `freeze` is in force at `now`. */
+export function freezeInForce(freeze: Freeze, now: number): boolean {
+  const { text, minuteOfWeek } = wallClock(now, freeze.timeZone);
+  if (freeze.windows.some((w) => w.start <= text && text < w.end)) return true;
+  return freeze.weekly.some((w) =>
+    w.from < w.to
+      ? w.from <= minuteOfWeek && minuteOfWeek < w.to
+      : minuteOfWeek >= w.from || minuteOfWeek < w.to,
+  );
+}
+
+/** The names of the freezes in force at `now`, in the order the policy lists them. */
+export function activeFreezes(freezes: FreezesSection, now: number): string[] {
+  return Object.entries(freezes)
+    .filter(([, freeze]) => freezeInForce(freeze, now))
+    .map(([name]) => name);
+}

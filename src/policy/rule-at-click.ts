@@ -1,0 +1,37 @@
+/**
+ * The rule in force when a person decides (invariant 9: authority is judged when it is used). The policy
+ * loaded in a process does not change, so the only thing that can change the rule deciding a waiting call
+ * is time: a change freeze that started or ended since the call was asked. This compares the decision at
+ * the moment the approval round was asked with the decision now. The same rule: the approval stands as
+ * asked (with its escalation and votes). Another rule: a deny refuses approval, an ask names the people
+ * and the quorum the click is judged by. An allow rule in force now changes nothing: the people asked
+ * still decide. Pure: the bot passes its clock's time.
+ */
+import type { AskDecision, GateDecision } from './gate.js';
+import { decideGate, freezesAt } from './gate.js';
+
+/** The policy as the gate reads it (named through the gate: no new import of config from policy). */
+type Policy = Parameters<typeof decideGate>[0];
+
+export type RuleAtClick =
+  | { kind: 'as_asked' }
+  | { kind: 'denied'; rule: string; reason: string; freezes: readonly string[] }
+  | { kind: 'asked_anew'; ask: AskDecision; freezes: readonly string[] };
+
+const ruleOf = (d: GateDecision) => `${d.kind}:${d.rule?.label ?? ''}`;
+
+/** The rule in force at `now` for the call of `round` (its tool, its arguments, when it was asked). */
+export function ruleAtClick(
+  policy: Policy,
+  round: { tool: string; args: unknown; createdAt: number },
+  now: number,
+): RuleAtClick {
+  const asked = decideGate(policy, round.tool, round.args, round.createdAt);
+  const current = decideGate(policy, round.tool, round.args, now);
+  if (ruleOf(asked) === ruleOf(current) || current.kind === 'allow') return { kind: 'as_asked' };
+  const freezes = freezesAt(policy, now) ?? [];
+  if (current.kind === 'deny') {
+    return { kind: 'denied', rule: current.rule.label, reason: current.reason, freezes };
+  }
+  return { kind: 'asked_anew', ask: current, freezes };
+}
