@@ -379,4 +379,24 @@ describe('sub-agent calls in the engine', () => {
     expect(caps.maxCostUsd).toBeCloseTo(0.08, 9);
     expect(caps.deadlineMs).toBe(50_000);
   });
+
+  it('a grant of more budget to the parent raises what its next children may spend', () => {
+    const spent = {
+      ...newRun({ maxTokens: 1_000, maxCostUsd: 0.3, deadlineMs: 60_000 }),
+      usage: { inputTokens: 900, outputTokens: 100, costUsd: 0.3, activeMs: 60_000, activeSince: null },
+    };
+    expect(childCaps(spent, 2, 0)).toEqual({ maxTokens: 0, maxCostUsd: 0, deadlineMs: 0 });
+    const granted = {
+      ...spent,
+      extensions: [
+        { round: 1, reason: 'cost_budget' as const, added: { costUsd: 1 }, by: 'U0CFO', at: 0 },
+        { round: 2, reason: 'token_budget' as const, added: { tokens: 400 }, by: 'U0ALICE', at: 0 },
+        { round: 3, reason: 'deadline' as const, added: { deadlineMs: 30_000 }, by: 'U0ALICE', at: 0 },
+      ],
+    };
+    const caps = childCaps(granted, 2, 0);
+    expect(caps.maxTokens).toBe(200);
+    expect(caps.maxCostUsd).toBeCloseTo(0.5, 9);
+    expect(caps.deadlineMs).toBe(30_000);
+  });
 });
