@@ -223,7 +223,12 @@ export async function editSubmitted(
   // The round's own timers (the edited round's expiry, reminders and escalation); the edited round's
   // expiry timer adds them again should this fail.
   if (next.status === 'pending') {
-    await addApprovalTimers(ctx.queue, next, ctx.clock.now()).catch((err: unknown) =>
+    await addApprovalTimers(
+      ctx.queue,
+      next,
+      ctx.clock.now(),
+      ctx.policy.approvals.oncallCacheSeconds * 1_000,
+    ).catch((err: unknown) =>
       ctx.logger.warn({ err, approvalId: next.approvalId }, 'could not add the edited round timers'),
     );
   }

@@ -81,6 +81,23 @@ export const remindJobSchema = z
 export const escalateJobSchema = z
   .strictObject({ v: z.literal(JOB_DATA_VERSION), runId, approvalId })
   .refine(belongsToRun, 'approvalId must belong to runId');
+/**
+ * A pending approval with on-call approvers looks again at who is on call (every cache period) and redraws
+ * its card when that changed. `shown` fingerprints the on-call the card shows; absent before the first look.
+ */
+export const oncallWatchJobSchema = z
+  .strictObject({
+    v: z.literal(JOB_DATA_VERSION),
+    runId,
+    approvalId,
+    tick: z.number().int().min(1).max(1_000_000),
+    shown: z
+      .string()
+      .regex(/^[0-9a-f]{16}$/)
+      .optional(),
+  })
+  .refine(belongsToRun, 'approvalId must belong to runId');
+
 /** A sub-agent's run was created by its parent: work on it. */
 export const childStartJobSchema = z.strictObject({ v: z.literal(JOB_DATA_VERSION), runId });
 
@@ -114,6 +131,7 @@ export const jobSchemas = {
   expire: expireJobSchema,
   remind: remindJobSchema,
   escalate: escalateJobSchema,
+  oncall_watch: oncallWatchJobSchema,
   child_start: childStartJobSchema,
   child_end: childEndJobSchema,
   budget_resume: budgetJobSchema,
@@ -126,6 +144,7 @@ export type CancelJobData = z.infer<typeof cancelJobSchema>;
 export type ExpireJobData = z.infer<typeof expireJobSchema>;
 export type RemindJobData = z.infer<typeof remindJobSchema>;
 export type EscalateJobData = z.infer<typeof escalateJobSchema>;
+export type OncallWatchJobData = z.infer<typeof oncallWatchJobSchema>;
 export type ChildStartJobData = z.infer<typeof childStartJobSchema>;
 export type ChildEndJobData = z.infer<typeof childEndJobSchema>;
 export type BudgetJobData = z.infer<typeof budgetJobSchema>;
@@ -139,6 +158,7 @@ export type RunJob =
   | { name: 'expire'; data: ExpireJobData }
   | { name: 'remind'; data: RemindJobData }
   | { name: 'escalate'; data: EscalateJobData }
+  | { name: 'oncall_watch'; data: OncallWatchJobData }
   | { name: 'child_start'; data: ChildStartJobData }
   | { name: 'child_end'; data: ChildEndJobData }
   | { name: 'budget_resume' | 'budget_expire'; data: BudgetJobData };
@@ -173,6 +193,8 @@ export function parseJobData(name: string, data: unknown): RunJob {
       return { name, data: check(name, remindJobSchema, data) };
     case 'escalate':
       return { name, data: check(name, escalateJobSchema, data) };
+    case 'oncall_watch':
+      return { name, data: check(name, oncallWatchJobSchema, data) };
     case 'child_start':
       return { name, data: check(name, childStartJobSchema, data) };
     case 'child_end':

@@ -25,6 +25,9 @@ export const remindJobId = (approvalId: string, percent: number): string =>
   `remind-${encode(approvalId)}-${percent}`;
 /** One escalation per approval. */
 export const escalateJobId = (approvalId: string): string => `escalate-${encode(approvalId)}`;
+/** One look at who is on call per approval and tick. */
+export const oncallWatchJobId = (approvalId: string, tick: number): string =>
+  `oncall-watch-${encode(approvalId)}.${tick}`;
 /** One start per sub-agent run. */
 export const childStartJobId = (childRunId: string): string => `child-start-${encode(childRunId)}`;
 /** One hand-over per ended sub-agent run, and one per safety check while it works. */
@@ -51,6 +54,8 @@ export function jobIdFor(job: RunJob): string {
       return remindJobId(job.data.approvalId, job.data.percent);
     case 'escalate':
       return escalateJobId(job.data.approvalId);
+    case 'oncall_watch':
+      return oncallWatchJobId(job.data.approvalId, job.data.tick);
     case 'child_start':
       return childStartJobId(job.data.runId);
     case 'child_end':

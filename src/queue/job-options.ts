@@ -20,10 +20,17 @@ export const DEFAULT_JOB_OPTIONS = {
 } as const satisfies JobsOptions;
 
 /**
- * Jobs that are durable timers: an approval's expiry, reminder and escalation, a sub-agent's safety
+ * Jobs that are durable timers: an approval's expiry, reminder, escalation and on-call watch, a sub-agent's safety
  * check, a budget ask's expiry.
  */
-const TIMERS: ReadonlySet<JobName> = new Set(['expire', 'remind', 'escalate', 'child_end', 'budget_expire']);
+const TIMERS: ReadonlySet<JobName> = new Set([
+  'expire',
+  'remind',
+  'escalate',
+  'oncall_watch',
+  'child_end',
+  'budget_expire',
+]);
 
 /** Options of one job: the defaults, its id, and for a timer its delay. */
 export function jobOptions(name: JobName, jobId: string, delayMs = 0): JobsOptions {

@@ -1,6 +1,6 @@
 /**
  * Queue layout: ONE BullMQ queue, `loopgate-runs`, whose jobs are told apart by name (`start`, `resume`,
- * `cancel`, `expire`, the approval timers `remind` and `escalate`, for sub-agents `child_start`,
+ * `cancel`, `expire`, the approval timers `remind`, `escalate` and `oncall_watch`, for sub-agents `child_start`,
  * `child_end`, and for asks for more budget `budget_resume`, `budget_expire`). One queue means one Worker per process, one set of metrics and one place to look;
  * the kinds share the same resource (a run and its lease) and the same retry policy, so separate
  * queues would buy nothing. Job ids are prefixed by kind (job-ids.ts), so they never collide.
@@ -14,6 +14,7 @@ export const JOB_NAMES = [
   'expire',
   'remind',
   'escalate',
+  'oncall_watch',
   'child_start',
   'child_end',
   'budget_resume',

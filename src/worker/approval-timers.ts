@@ -1,13 +1,16 @@
 /**
  * What an approval round's timers do when they come due (src/queue/approval-timers.ts adds them): remind
- * the thread, or add the round's escalation approvers. A timer acts only on the round it was made for: once
+ * the thread, add the round's escalation approvers, or look again at who is on call and redraw the card
+ * when that changed. A timer acts only on the round it was made for: once
  * that round was edited, decided or expired it does nothing, so a rule's escalation never reaches a round
  * another rule asks for.
  */
 
+import { createHash } from 'node:crypto';
 import { approverMentions } from '../approvers/mentions.js';
 import { type OncallShown, resolveOncall } from '../approvers/resolve.js';
-import type { EscalateJobData, RemindJobData } from '../queue/job-data.js';
+import { addOncallWatch } from '../queue/approval-timers.js';
+import type { EscalateJobData, OncallWatchJobData, RemindJobData } from '../queue/job-data.js';
 import { approvalViewNow } from '../slack/approval-view.js';
 import { slackDate } from '../slack/mrkdwn.js';
 import type { ApprovalRecord } from '../store/records.js';
@@ -77,6 +80,46 @@ export async function handleEscalate(rt: WorkerRuntime, data: EscalateJobData): 
   await rt.notifier.note(
     found.ctx,
     `:arrow_double_up: Escalated: nobody has decided on \`${record.tool}\` yet. ${added}: you may now approve or reject it too, on the card above; it expires ${slackDate(record.expiresAt)}.`,
+  );
+  return { type: 'done' };
+}
+
+/** The on-call watch's period: the roster's cache period, else 60 s. */
+export const oncallWatchMs = (rt: Pick<WorkerRuntime, 'policy'>): number => rt.policy.oncallWatchMs ?? 60_000;
+
+/** A fingerprint of who a card shows on call (or which fallback decides, and why). */
+export const oncallFingerprint = (shown: readonly OncallShown[]): string =>
+  createHash('sha256').update(JSON.stringify(shown)).digest('hex').slice(0, 16);
+
+/**
+ * A look at who is on call for a waiting round, every roster cache period while it waits: when the
+ * on-call changed since the card was last drawn by this watch (or on its first look, since the card was
+ * drawn), the card is redrawn with who is on call now. The roster is cached in Redis, so however many
+ * cards wait, a provider is asked once per source per period.
+ */
+export async function handleOncallWatch(rt: WorkerRuntime, data: OncallWatchJobData): Promise<AdvanceResult> {
+  const record = await rt.store.approvals.get(data.approvalId);
+  if (record?.status !== 'pending' || rt.clock.now() >= record.expiresAt) return { type: 'done' };
+  let shown = data.shown;
+  if (record.approvers.oncall?.length) {
+    const now = await resolveOncall(record.approvers, rt);
+    const fingerprint = oncallFingerprint(now);
+    if (fingerprint !== data.shown && record.card) {
+      await rt.notifier.updateCard(
+        { runId: data.runId },
+        record.card,
+        await approvalViewNow(record, rt, now),
+      );
+      rt.logger.info({ runId: data.runId, approvalId: data.approvalId }, 'on-call changed: card redrawn');
+    }
+    shown = fingerprint;
+  }
+  await addOncallWatch(
+    rt.queue,
+    record,
+    { tick: data.tick + 1, ...(shown ? { shown } : {}) },
+    rt.clock.now(),
+    oncallWatchMs(rt),
   );
   return { type: 'done' };
 }

@@ -166,6 +166,7 @@ export async function buildWorkerRuntime({
       gate: (tool, args) => decideGate(policy, tool, args, clock.now()),
       shadow: (tool, channelId) => shadowReason(policy, tool, channelId),
       approvalTtlMs: policy.approvals.expiresAfterMinutes * 60_000,
+      oncallWatchMs: policy.approvals.oncallCacheSeconds * 1_000,
       budgetAsks: {
         ttlMs: (policy.budgets.extend?.expiresAfterMinutes ?? 30) * 60_000,
         deciders: (reason, requester) =>

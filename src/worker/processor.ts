@@ -1,7 +1,7 @@
 import { DelayedError, type Job } from 'bullmq';
 import { parseJobData } from '../queue/job-data.js';
 import { advanceRun } from './advance.js';
-import { handleEscalate, handleRemind } from './approval-timers.js';
+import { handleEscalate, handleOncallWatch, handleRemind } from './approval-timers.js';
 import {
   handleBudgetExpire,
   handleCancel,
@@ -67,6 +67,9 @@ export function runsProcessor(rt: WorkerRuntime) {
         break;
       case 'escalate':
         result = await handleEscalate(rt, parsed.data);
+        break;
+      case 'oncall_watch':
+        result = await handleOncallWatch(rt, parsed.data);
         break;
       case 'child_start':
         // A sub-agent's run, created by its parent: it takes no requester slot (its parent held one).

@@ -31,6 +31,11 @@ export interface RunPolicy {
   /** How long an approval card waits for a decision. */
   approvalTtlMs: number;
   /**
+   * How often a card with on-call approvers looks again at who is on call: the roster's cache period
+   * (`approvals.oncallCacheSeconds`). Absent: 60 s.
+   */
+  oncallWatchMs?: number;
+  /**
    * Asks for more budget (`budgets.extend`): how long a card waits, and who may answer one (Slack user
    * and group ids, as the policy names them now). Absent: 30 minutes, the requester.
    */

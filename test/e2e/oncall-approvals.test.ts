@@ -6,7 +6,7 @@
  * decides, and the card says so); an escalation to the next level of the escalation policy.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { escalateJobId } from '../../src/queue/job-ids.js';
+import { escalateJobId, oncallWatchJobId } from '../../src/queue/job-ids.js';
 import { ACTION_IDS } from '../../src/slack/ids.js';
 import { type FakePagerDutyRest, startFakePagerDutyRest } from '../fakes/pagerduty-rest-server.js';
 import { callThenAnswer, succeeded } from './support/model-brains.js';
@@ -113,6 +113,42 @@ describe('on-call approvers end to end', { timeout: 90_000 }, () => {
     const run = await w.ended(asked.runId);
     expect(run.state.actions.map((a) => [a.outcome, a.decidedBy])).toEqual([['succeeded', ONCALL2]]);
     expect(w.hits(url)).toHaveLength(1);
+  });
+
+  it('a handoff while the card waits and nobody clicks: the on-call watch redraws the card, once per change', async () => {
+    pd.setOncalls([row(ONCALL1)]);
+    await expireCache('pagerduty:schedule:P1ABC');
+    const { url, asked, card } = await askToPost('watch', 'oncall-watch');
+    expect(wordsOf(w.message(card))).toContain(`<@${ONCALL1}> (on call now`);
+    const look = async (tick: number) => {
+      const job = await w.waitFor(`on-call watch ${tick}`, () =>
+        w.queue.getJob(oncallWatchJobId(card.approvalId, tick)),
+      );
+      await job.promote();
+      await w.waitFor(`on-call watch ${tick} done`, async () => ((await job.isCompleted()) ? true : null));
+    };
+    // First look: nothing changed; the card is drawn again as it was.
+    await look(1);
+    const updates = () => w.message(card).history.length;
+    const afterFirst = updates();
+    expect(wordsOf(w.message(card))).toContain(`<@${ONCALL1}> (on call now`);
+    // Unchanged on-call: no redraw.
+    await look(2);
+    expect(updates()).toBe(afterFirst);
+    // Handoff: the next look names the new on-call, with no click in between.
+    pd.setOncalls([row(ONCALL2)]);
+    await expireCache('pagerduty:schedule:P1ABC');
+    await look(3);
+    expect(updates()).toBe(afterFirst + 1);
+    expect(wordsOf(w.message(card))).toContain(`<@${ONCALL2}> (on call now: PagerDuty schedule P1ABC)`);
+    expect(wordsOf(w.message(card))).not.toContain(`<@${ONCALL1}>`);
+    await w.click(w.message(card), ONCALL2, ACTION_IDS.approve);
+    const run = await w.ended(asked.runId);
+    expect(run.state.actions.map((a) => [a.outcome, a.decidedBy])).toEqual([['succeeded', ONCALL2]]);
+    expect(w.hits(url)).toHaveLength(1);
+    // A decided card is not watched any more: the pending look ends without scheduling another.
+    await look(4);
+    expect(await w.queue.getJob(oncallWatchJobId(card.approvalId, 5))).toBeUndefined();
   });
 
   it('with PagerDuty down, the fallback decides and the card says so; the on-call cannot', async () => {

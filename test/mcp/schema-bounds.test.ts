@@ -111,7 +111,9 @@ describe('compiling patterns is bounded in time', () => {
     expect(performance.now() - began).toBeLessThan(MAX_LIST_COMPILE_MS * 3);
     const waiting = first.filter((c) => !c.ok && c.reason.includes('tried again at the next listing'));
     expect(waiting.length).toBeGreaterThan(0);
-    for (let round = 0; round < 30 && schemas.some((s) => !compiler.compile(s).ok); round++) {
+    // About 5 listings on a quiet machine; a loaded one spends its budget sooner (and may time a schema
+    // out, to be tried again): bounded, but with room.
+    for (let round = 0; round < 300 && schemas.some((s) => !compiler.compile(s).ok); round++) {
       compiler.startList();
     }
     expect(schemas.every((s) => compiler.compile(s).ok)).toBe(true);
