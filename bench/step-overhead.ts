@@ -12,10 +12,9 @@
  * Interleaved, one warm-up run each, then the median gap of each run and the median of 5 runs.
  * Goal: loopgate <= 0.5x the peer.
  */
+
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
-import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Agent, OpenAIChatCompletionsModel, run, setTracingDisabled, tool } from '@openai/agents';
 import { z } from 'zod';
@@ -31,6 +30,7 @@ import { createStore } from '../src/store/index.js';
 import { advanceRun } from '../src/worker/advance.js';
 import type { WorkerRuntime } from '../src/worker/runtime.js';
 import { deleteKeys } from '../test/store/redis-fixture.js';
+import { startMinimalModel, type Timing } from './_minimal-model.js';
 
 const STEPS = 20;
 const RUNS = 5;
@@ -38,69 +38,6 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 const logger: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => logger };
 const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
-/** Per run: when each request arrived and when each reply was handed to the socket. */
-interface Timing {
-  arrived: number[];
-  replied: number[];
-}
-let timing: Timing = { arrived: [], replied: [] };
-
-/**
- * A minimal OpenAI-compatible server, so the fake's own work weighs little in the gaps: the arrival is
- * taken when the request's headers are parsed, the reply time when it is handed to the socket. Reads
- * until the conversation holds STEPS tool results, then answers.
- */
-async function startMinimalModel(): Promise<{ url: string; close(): Promise<void> }> {
-  let n = 0;
-  const server = createServer((req, res) => {
-    timing.arrived.push(performance.now());
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { messages: { role: string }[] };
-      const results = body.messages.filter((m) => m.role === 'tool').length;
-      n++;
-      const message =
-        results < STEPS
-          ? {
-              role: 'assistant',
-              content: null,
-              tool_calls: [
-                {
-                  id: `call_${n}`,
-                  type: 'function',
-                  function: { name: 'noop', arguments: `{"n":${results + 1}}` },
-                },
-              ],
-            }
-          : { role: 'assistant', content: 'done' };
-      const reply = JSON.stringify({
-        id: `chatcmpl-${n}`,
-        object: 'chat.completion',
-        created: Math.floor(Date.now() / 1000),
-        model: 'bench',
-        choices: [
-          { index: 0, message, finish_reason: results < STEPS ? 'tool_calls' : 'stop', logprobs: null },
-        ],
-        usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
-      });
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(reply) });
-      res.end(reply);
-      timing.replied.push(performance.now());
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/v1`,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
 
 /** Median gap, ms, from each reply to the next request of one run. */
 function gapsOf(t: Timing): number {
@@ -136,7 +73,7 @@ const quietNotifier: Notifier = {
   async reaction() {},
 };
 
-const fake = await startMinimalModel();
+const fake = await startMinimalModel(STEPS);
 const prefix = `lgbench${randomBytes(4).toString('hex')}`;
 const redis = createRedisConnection(REDIS_URL, 'store');
 const producer = createRedisConnection(REDIS_URL, 'producer');
@@ -179,7 +116,7 @@ const rt: WorkerRuntime = {
 
 let runs = 0;
 async function loopgateRun(): Promise<number> {
-  timing = { arrived: [], replied: [] };
+  fake.reset();
   const n = runs++;
   const state = createRun({
     runId: `bench-${n}`,
@@ -200,7 +137,7 @@ async function loopgateRun(): Promise<number> {
   const loaded = await store.runs.loadRun(state.runId);
   if (loaded?.state.stopReason !== 'completed')
     throw new Error(`loopgate run ended ${loaded?.state.stopReason}`);
-  return gapsOf(timing);
+  return gapsOf(fake.timing);
 }
 
 setTracingDisabled(true);
@@ -225,10 +162,10 @@ const agent = new Agent({
   ],
 });
 async function agentsRun(): Promise<number> {
-  timing = { arrived: [], replied: [] };
+  fake.reset();
   const result = await run(agent, 'go', { maxTurns: STEPS + 5 });
   if (result.finalOutput !== 'done') throw new Error(`agents run ended with ${String(result.finalOutput)}`);
-  return gapsOf(timing);
+  return gapsOf(fake.timing);
 }
 
 try {

@@ -10,8 +10,6 @@
 
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { createBufferedFetch } from '../src/http/buffered-fetch.js';
@@ -27,6 +25,7 @@ import { startTelemetry } from '../src/telemetry/sdk.js';
 import { advanceRun } from '../src/worker/advance.js';
 import type { WorkerRuntime } from '../src/worker/runtime.js';
 import { deleteKeys } from '../test/store/redis-fixture.js';
+import { startMinimalModel } from './_minimal-model.js';
 
 const STEPS = 20;
 const RUNS = Number(process.env.BENCH_RUNS ?? 15);
@@ -34,69 +33,6 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 const logger: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => logger };
 const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
-/** Per run: when each request arrived and when each reply was handed to the socket. */
-interface Timing {
-  arrived: number[];
-  replied: number[];
-}
-let timing: Timing = { arrived: [], replied: [] };
-
-/**
- * A minimal OpenAI-compatible server, so the fake's own work weighs little in the gaps: the arrival is
- * taken when the request's headers are parsed, the reply time when it is handed to the socket. Reads
- * until the conversation holds STEPS tool results, then answers.
- */
-async function startMinimalModel(): Promise<{ url: string; close(): Promise<void> }> {
-  let n = 0;
-  const server = createServer((req, res) => {
-    timing.arrived.push(performance.now());
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { messages: { role: string }[] };
-      const results = body.messages.filter((m) => m.role === 'tool').length;
-      n++;
-      const message =
-        results < STEPS
-          ? {
-              role: 'assistant',
-              content: null,
-              tool_calls: [
-                {
-                  id: `call_${n}`,
-                  type: 'function',
-                  function: { name: 'noop', arguments: `{"n":${results + 1}}` },
-                },
-              ],
-            }
-          : { role: 'assistant', content: 'done' };
-      const reply = JSON.stringify({
-        id: `chatcmpl-${n}`,
-        object: 'chat.completion',
-        created: Math.floor(Date.now() / 1000),
-        model: 'bench',
-        choices: [
-          { index: 0, message, finish_reason: results < STEPS ? 'tool_calls' : 'stop', logprobs: null },
-        ],
-        usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
-      });
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(reply) });
-      res.end(reply);
-      timing.replied.push(performance.now());
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/v1`,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
 
 const quietNotifier: Notifier = {
   async progress() {},
@@ -153,7 +89,7 @@ async function startSink(): Promise<{ url: string; requests: () => Promise<numbe
   };
 }
 
-const fake = await startMinimalModel();
+const fake = await startMinimalModel(STEPS);
 const sink = await startSink();
 // The SDK's exporter reads the endpoint from the process environment itself.
 process.env.OTEL_EXPORTER_OTLP_ENDPOINT = sink.url;
@@ -208,7 +144,7 @@ const rt: WorkerRuntime = {
 let runs = 0;
 /** One run; the traced ones export through the tracer given. */
 async function oneRun(traced: boolean): Promise<void> {
-  timing = { arrived: [], replied: [] };
+  fake.reset();
   const n = runs++;
   const state = createRun({
     runId: `bench-${n}`,

@@ -14,15 +14,18 @@ export type TimedRound = Pick<
   'runId' | 'approvalId' | 'createdAt' | 'expiresAt' | 'remindAtPercent' | 'escalation' | 'approvers'
 >;
 
+/** How often a waiting card looks again at who is on call, unless the policy says (its roster cache period). */
+export const DEFAULT_ONCALL_WATCH_MS = 60_000;
+
 /** Whether on-call sources may decide the round, now or once it escalates. */
-export const watchesOncall = (round: Pick<TimedRound, 'approvers' | 'escalation'>): boolean =>
+const watchesOncall = (round: Pick<TimedRound, 'approvers' | 'escalation'>): boolean =>
   (round.approvers.oncall?.length ?? 0) > 0 || (round.escalation?.to.oncall?.length ?? 0) > 0;
 
 export async function addApprovalTimers(
   queue: RunsQueue,
   round: TimedRound,
   now: number,
-  oncallWatchMs: number,
+  oncallWatchMs = DEFAULT_ONCALL_WATCH_MS,
 ): Promise<void> {
   const { runId, approvalId, createdAt, expiresAt } = round;
   await addRunJob(queue, { name: 'expire', data: { v: 1, runId, approvalId } }, expiresAt - now);
@@ -45,7 +48,7 @@ export async function addOncallWatch(
   round: Pick<TimedRound, 'runId' | 'approvalId' | 'expiresAt'>,
   next: { tick: number; shown?: string },
   now: number,
-  oncallWatchMs: number,
+  oncallWatchMs = DEFAULT_ONCALL_WATCH_MS,
 ): Promise<void> {
   if (now + oncallWatchMs >= round.expiresAt) return;
   const { runId, approvalId } = round;

@@ -84,9 +84,6 @@ export async function handleEscalate(rt: WorkerRuntime, data: EscalateJobData): 
   return { type: 'done' };
 }
 
-/** The on-call watch's period: the roster's cache period, else 60 s. */
-export const oncallWatchMs = (rt: Pick<WorkerRuntime, 'policy'>): number => rt.policy.oncallWatchMs ?? 60_000;
-
 /** A fingerprint of who a card shows on call (or which fallback decides, and why). */
 export const oncallFingerprint = (shown: readonly OncallShown[]): string =>
   createHash('sha256').update(JSON.stringify(shown)).digest('hex').slice(0, 16);
@@ -119,7 +116,7 @@ export async function handleOncallWatch(rt: WorkerRuntime, data: OncallWatchJobD
     record,
     { tick: data.tick + 1, ...(shown ? { shown } : {}) },
     rt.clock.now(),
-    oncallWatchMs(rt),
+    rt.policy.oncallWatchMs,
   );
   return { type: 'done' };
 }

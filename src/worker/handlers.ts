@@ -13,7 +13,6 @@ import { approvalViewFromRecord } from '../slack/approval-view.js';
 import { StoreError } from '../store/errors.js';
 import { roundOf, runIdForEvent } from '../store/ids.js';
 import { advanceRun } from './advance.js';
-import { oncallWatchMs } from './approval-timers.js';
 import { redrawBudgetCard } from './budget-pause.js';
 import { paneContextMessages } from './pane-context.js';
 import { rerunApproved } from './rerun.js';
@@ -129,7 +128,7 @@ export async function handleExpire(
   if (record.editedTo) {
     const latest = await rt.store.approvals.latest(record.editedTo);
     if (latest?.status === 'pending')
-      await addApprovalTimers(rt.queue, latest, rt.clock.now(), oncallWatchMs(rt));
+      await addApprovalTimers(rt.queue, latest, rt.clock.now(), rt.policy.oncallWatchMs);
   }
   // Decided already. Advancing anyway is harmless (a run that used the decision has nothing to apply) and
   // finishes what no resume job will: a decision whose resume job was never queued (the bot died in

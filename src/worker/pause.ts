@@ -5,7 +5,6 @@ import type { RunSlackContext } from '../slack/notifier-port.js';
 import type { NewApproval } from '../store/approval-store.js';
 import { approvalIdFor } from '../store/ids.js';
 import { gateOf, grantFor, planApproval, planShadow } from './approval-plan.js';
-import { oncallWatchMs } from './approval-timers.js';
 import type { WorkerRuntime } from './runtime.js';
 
 /**
@@ -61,7 +60,7 @@ export async function postPause(
       continue;
     }
     if (record.status !== 'pending') continue;
-    await addApprovalTimers(rt.queue, record, now, oncallWatchMs(rt));
+    await addApprovalTimers(rt.queue, record, now, rt.policy.oncallWatchMs);
     if (record.card) continue;
     // Throws when Slack refuses: the job is retried, since nobody can decide on a card that is not there.
     const card = await rt.notifier.approvalCard(ctx, await approvalViewNow(record, rt));

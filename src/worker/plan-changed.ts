@@ -8,7 +8,6 @@ import type { CallPlan, RunState, ToolResult } from '../loop/types.js';
 import { addApprovalTimers } from '../queue/approval-timers.js';
 import { approvalViewFromRecord } from '../slack/approval-view.js';
 import type { ApprovalRecord } from '../store/records.js';
-import { oncallWatchMs } from './approval-timers.js';
 import type { WorkerRuntime } from './runtime.js';
 
 const samePlanShown = (a: CallPlan | undefined, b: CallPlan) => a?.ok === true && b.ok && a.hash === b.hash;
@@ -30,7 +29,7 @@ export async function askAgainForChangedPlans(
     if (record?.status !== 'approved' || !call.plan || samePlanShown(record.plan, call.plan)) continue;
     const now = rt.clock.now();
     const next = await rt.store.approvals.askAgainForPlan(record, call.plan, now);
-    await addApprovalTimers(rt.queue, next, now, oncallWatchMs(rt));
+    await addApprovalTimers(rt.queue, next, now, rt.policy.oncallWatchMs);
     if (next.card)
       await rt.notifier.updateCard({ runId: state.runId }, next.card, approvalViewFromRecord(next));
     rt.logger.info(

@@ -32,7 +32,7 @@ export interface RunPolicy {
   approvalTtlMs: number;
   /**
    * How often a card with on-call approvers looks again at who is on call: the roster's cache period
-   * (`approvals.oncallCacheSeconds`). Absent: 60 s.
+   * (`approvals.oncallCacheSeconds`). Absent: 60 s (DEFAULT_ONCALL_WATCH_MS).
    */
   oncallWatchMs?: number;
   /**

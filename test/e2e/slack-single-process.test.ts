@@ -88,7 +88,11 @@ describe('npm start: bot and worker in one process', { timeout: 60_000 }, () => 
       ok: false,
       error: { code: 'url_not_allowed', message: expect.stringContaining('?t=[redacted] is not allowed') },
     });
-    const logged = w.processes.flatMap((p) => p.logs().map((line) => JSON.stringify(line)));
+    // The run's end is read from Redis; the process's log lines reach this test through a pipe, maybe later.
+    const logged = await w.waitFor('the failed tool call logged', () => {
+      const lines = w.processes.flatMap((p) => p.logs().map((line) => JSON.stringify(line)));
+      return lines.some((line) => line.includes('tool call failed')) ? lines : undefined;
+    });
     expect(logged.filter((line) => line.includes('tool call failed'))).toHaveLength(1);
     expect(logged.filter((line) => line.includes(SLACK_TOKEN))).toEqual([]);
   });
