@@ -127,13 +127,18 @@ async function registerProjectTsx(file: string): Promise<boolean> {
   return true;
 }
 
+/**
+ * Node 20 does not know `.ts`; Node 22.18+ and 24 strip types themselves but refuse syntax that is
+ * more than annotations (enums, namespaces, parameter properties). Either way tsx can still load it.
+ */
+const NEEDS_TS_LOADER = new Set(['ERR_UNKNOWN_FILE_EXTENSION', 'ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX']);
+
 async function importModule(file: string): Promise<Record<string, unknown>> {
   const href = pathToFileURL(file).href;
   try {
     return (await import(href)) as Record<string, unknown>;
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code !== 'ERR_UNKNOWN_FILE_EXTENSION' || !TS_FILE.test(file)) throw err;
+    if (!TS_FILE.test(file) || !NEEDS_TS_LOADER.has((err as NodeJS.ErrnoException).code ?? '')) throw err;
     if (!(await registerProjectTsx(file))) {
       throw new Error(
         `${(err as Error).message} (a .ts tool needs a TypeScript loader: install tsx in the project, start node with --import tsx, or compile the tool to .js)`,

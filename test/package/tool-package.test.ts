@@ -147,15 +147,27 @@ describe('the packed loopgate in a tool package', { timeout: 240_000 }, () => {
     const loaded = await run([cli, 'check-config', 'loopgate.yaml'], inside);
     expect(loaded.code, loaded.stderr).toBe(0);
     expect(loaded.stdout).toMatch(/\n {4}ts_tool\s+read\n/);
-    // Outside any project with tsx: a clear error, naming the file.
+    // Outside any project with tsx: a clear error, naming the file. An enum is more than annotations, so
+    // even a Node that strips types itself (22.18+, 24) needs a loader for it.
     const outside = mkdtempSync(join(tmpdir(), 'loopgate-ts-tool-'));
     try {
-      writeFileSync(join(outside, 'tool.ts'), 'export const n: number = 1;\n');
+      writeFileSync(join(outside, 'tool.ts'), 'enum Plan { Free }\nexport const n: number = Plan.Free;\n');
       writeFileSync(join(outside, 'loopgate.yaml'), 'custom:\n  - ./tool.ts\n');
       const refused = await run([cli, 'check-config', 'loopgate.yaml'], outside);
       expect(refused.code).toBe(1);
       expect(refused.stderr).toContain(join(outside, 'tool.ts'));
       expect(refused.stderr).toContain('a .ts tool needs a TypeScript loader');
+      // Annotations only: Node 20 needs a loader; a Node that strips types loads the module itself and
+      // goes on to judge what it exports.
+      writeFileSync(join(outside, 'tool.ts'), 'export const n: number = 1;\n');
+      const annotated = await run([cli, 'check-config', 'loopgate.yaml'], outside);
+      expect(annotated.code).toBe(1);
+      expect(annotated.stderr).toContain(join(outside, 'tool.ts'));
+      expect(annotated.stderr).toContain(
+        (process.features as { typescript?: string }).typescript
+          ? 'exports no tool'
+          : 'a .ts tool needs a TypeScript loader',
+      );
     } finally {
       rmSync(outside, { recursive: true, force: true });
     }
