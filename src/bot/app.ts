@@ -50,6 +50,7 @@ import {
 } from './approvals.js';
 import { createBackground } from './background.js';
 import { boltLevelOf, boltLogger } from './bolt-logger.js';
+import { breakGlassClicked, breakGlassSubmitted } from './break-glass.js';
 import { budgetClicked } from './budget-click.js';
 import { loopgateCommand, SLASH_COMMAND } from './commands.js';
 import type { BotContext } from './context.js';
@@ -350,6 +351,7 @@ function registerListeners(app: App, ctx: BotContext, queueDeadlineMs?: number):
     };
   app.action(ACTION_IDS.approve, onClick('approve click', toldWhenNotRecorded(approveClicked)));
   app.action(ACTION_IDS.reject, onClick('reject click', toldWhenNotRecorded(rejectClicked)));
+  app.action(ACTION_IDS.breakGlass, onClick('break-glass click', toldWhenNotRecorded(breakGlassClicked)));
   app.action(ACTION_IDS.reapprove, onClick('approve-again click', toldWhenNotRecorded(reapproveClicked)));
   app.action(
     ACTION_IDS.wouldApprove,
@@ -419,6 +421,19 @@ function registerListeners(app: App, ctx: BotContext, queueDeadlineMs?: number):
     );
     if (problem === null) await ack();
     else await ack({ response_action: 'update', view: noticeModal('Reject', problem) });
+  });
+
+  app.view(CALLBACK_IDS.breakGlass, async ({ ack, body }) => {
+    const submission = viewSubmissionSchema.parse(body);
+    const answer = await breakGlassSubmitted(ctx, submission.user.id, submission.view).catch(
+      (error: unknown) => {
+        ctx.logger.error({ err: error, user: submission.user.id }, 'break glass not recorded');
+        return { notice: decisionNotRecordedText(error) };
+      },
+    );
+    if (answer === null) await ack();
+    else if ('errors' in answer) await ack({ response_action: 'errors', errors: answer.errors });
+    else await ack({ response_action: 'update', view: noticeModal('Break glass', answer.notice) });
   });
 
   app.view(CALLBACK_IDS.grant, async ({ ack, body }) => {

@@ -13,7 +13,7 @@ import { approvalCard } from '../slack/approval-card.js';
 import { approvalViewNow } from '../slack/approval-view.js';
 import { escapeMrkdwn, slackDate, userMention } from '../slack/mrkdwn.js';
 import { type ApprovalRecord, isApprovalId } from '../store/index.js';
-import { type Decision, mayDecide, verdictText } from './approvers.js';
+import { approversText, type Decision, mayDecide, verdictText } from './approvers.js';
 import type { BotContext } from './context.js';
 
 export interface ApprovalClick {
@@ -81,7 +81,7 @@ export async function checkCardClick(
   const inForce = ruleAtClick(ctx.policy, record, ctx.clock.now());
   if (inForce.kind === 'denied' && decision === 'approve') {
     return refuse(
-      `${frozenText(inForce.freezes)}${escapeMrkdwn(inForce.rule)} now denies this \`${escapeMrkdwn(record.tool)}\` call: ${escapeMrkdwn(inForce.reason)}. It cannot be approved now; Reject it, or wait until the freeze ends. Nothing was changed.`,
+      `${frozenText(inForce.freezes)}${escapeMrkdwn(inForce.rule)} now denies this \`${escapeMrkdwn(record.tool)}\` call: ${escapeMrkdwn(inForce.reason)}. It cannot be approved now; ${inForce.breakGlass ? `${breakGlassText(inForce.breakGlass.approvers)}, or ` : ''}Reject it, or wait until the freeze ends. Nothing was changed.`,
     );
   }
   const judged = inForce.kind === 'asked_anew' ? askedAnew(record, inForce.ask) : record;
@@ -135,6 +135,9 @@ function askedAnew(record: ApprovalRecord, ask: AskDecision): ApprovalRecord {
     grantOffer: ask.grant ?? undefined,
   };
 }
+
+const breakGlassText = (approvers: Parameters<typeof approversText>[0]) =>
+  `${approversText(approvers)} may *Break glass* on the card (with a reason and an incident reference)`;
 
 const frozenText = (freezes: readonly string[]) =>
   freezes.length > 0

@@ -66,6 +66,7 @@ export async function decide(
   decider: EphemeralTarget,
   reason?: string,
   quorumInForce?: number,
+  breakGlass?: { incident: string },
 ): Promise<Outcome> {
   const card = record.card;
   const permalink = card ? await ctx.slack.permalink(card.channel, card.ts) : undefined;
@@ -79,6 +80,7 @@ export async function decide(
       now: ctx.clock.now(),
       ...(permalink ? { permalink } : {}),
       ...(quorumInForce === undefined ? {} : { quorum: quorumInForce }),
+      ...(breakGlass ? { breakGlass } : {}),
     });
   } catch (error) {
     if (error instanceof StoreError && error.code === 'run_ended') {

@@ -24,6 +24,8 @@ export interface BotSlack {
   /** A link to a message, or undefined when Slack does not answer within `waitMs` (default 1 s). */
   permalink(channel: string, ts: string, waitMs?: number): Promise<string | undefined>;
   updateMessage(channel: string, ts: string, message: SlackMessage): Promise<void>;
+  /** Posts a message (chat.postMessage), in `threadTs`'s thread when given. */
+  postMessage(channel: string, text: string, threadTs?: string): Promise<void>;
   /** Opens a modal; `triggerId` is valid about 3 s after the click. */
   openView(triggerId: string, view: ModalView): Promise<void>;
   publishHome(userId: string, blocks: KnownBlock[]): Promise<void>;
@@ -86,6 +88,11 @@ export function botSlack(client: webApi.WebClient, budget?: SlackBudget): BotSla
     async updateMessage(channel, ts, message) {
       await first({ method: 'chat.update' }, () =>
         client.chat.update({ channel, ts, text: message.text, blocks: message.blocks }),
+      );
+    },
+    async postMessage(channel, text, threadTs) {
+      await first({ method: 'chat.postMessage', channel }, () =>
+        client.chat.postMessage({ channel, text, ...(threadTs ? { thread_ts: threadTs } : {}) }),
       );
     },
     async openView(triggerId, view) {

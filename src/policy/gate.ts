@@ -34,11 +34,19 @@ export interface AskDecision {
   remindAtPercent: readonly number[];
   escalation: { to: Approvers; afterMs: number } | null;
   grant: GrantSpec | null;
+  /** A deny rule of this tool allows break glass: the card offers it (src/policy/break-glass.ts). */
+  breakGlassOffered?: true;
 }
 
 export type GateDecision =
   | { kind: 'allow'; rule: RuleRef }
-  | { kind: 'deny'; rule: RuleRef; reason: string }
+  | {
+      kind: 'deny';
+      rule: RuleRef;
+      reason: string;
+      /** The rule lets these people override it for one call (src/policy/break-glass.ts). */
+      breakGlass?: { approvers: Approvers; auditChannel?: string };
+    }
   | AskDecision;
 
 export function ruleLabel(tool: string, index: number, name?: string): string {
@@ -160,11 +168,22 @@ export function decideGate(policy: Policy, tool: string, args: unknown, now?: nu
   const rules = rulesFor(policy, tool);
   const index = firstMatch(rules, args, freezesAt(policy, now));
   const rule = rules[index];
-  if (!rule) return defaultAsk(policy, tool);
+  // A freeze may make a break-glass deny rule decide while the card waits: the card offers Break glass.
+  const offered = rules.some((r) => r.breakGlass) ? { breakGlassOffered: true as const } : {};
+  if (!rule) return { ...defaultAsk(policy, tool), ...offered };
   const ref = ruleRef(tool, index, rule);
   if (rule.outcome === 'allow') return { kind: 'allow', rule: ref };
-  if (rule.outcome === 'deny') return { kind: 'deny', rule: ref, reason: rule.reason ?? 'denied by policy' };
-  return askOf(policy, tool, ref, rule);
+  if (rule.outcome === 'deny') {
+    const reason = rule.reason ?? 'denied by policy';
+    return { kind: 'deny', rule: ref, reason, ...breakGlassOf(rule) };
+  }
+  return { ...askOf(policy, tool, ref, rule), ...offered };
+}
+
+function breakGlassOf(rule: Rule): { breakGlass?: { approvers: Approvers; auditChannel?: string } } {
+  if (!rule.breakGlass) return {};
+  const { approvers, auditChannel } = rule.breakGlass;
+  return { breakGlass: { approvers: parseApprovers(approvers), ...(auditChannel ? { auditChannel } : {}) } };
 }
 
 /** One rule's verdict in an explanation: matched (it decides), or the first condition that did not. */

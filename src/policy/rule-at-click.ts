@@ -15,7 +15,14 @@ type Policy = Parameters<typeof decideGate>[0];
 
 export type RuleAtClick =
   | { kind: 'as_asked' }
-  | { kind: 'denied'; rule: string; reason: string; freezes: readonly string[] }
+  | {
+      kind: 'denied';
+      rule: string;
+      reason: string;
+      freezes: readonly string[];
+      /** The deny rule allows break glass by these people (src/policy/break-glass.ts). */
+      breakGlass?: Extract<GateDecision, { kind: 'deny' }>['breakGlass'];
+    }
   | { kind: 'asked_anew'; ask: AskDecision; freezes: readonly string[] };
 
 const ruleOf = (d: GateDecision) => `${d.kind}:${d.rule?.label ?? ''}`;
@@ -28,10 +35,18 @@ export function ruleAtClick(
 ): RuleAtClick {
   const asked = decideGate(policy, round.tool, round.args, round.createdAt);
   const current = decideGate(policy, round.tool, round.args, now);
-  if (ruleOf(asked) === ruleOf(current) || current.kind === 'allow') return { kind: 'as_asked' };
-  const freezes = freezesAt(policy, now) ?? [];
+  const freezes = () => freezesAt(policy, now) ?? [];
+  // A deny in force always refuses approval, also one that decided as asked (a break-glass card).
   if (current.kind === 'deny') {
-    return { kind: 'denied', rule: current.rule.label, reason: current.reason, freezes };
+    const { rule, reason, breakGlass } = current;
+    return {
+      kind: 'denied',
+      rule: rule.label,
+      reason,
+      freezes: freezes(),
+      ...(breakGlass ? { breakGlass } : {}),
+    };
   }
-  return { kind: 'asked_anew', ask: current, freezes };
+  if (ruleOf(asked) === ruleOf(current) || current.kind === 'allow') return { kind: 'as_asked' };
+  return { kind: 'asked_anew', ask: current, freezes: freezes() };
 }

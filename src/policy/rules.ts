@@ -24,7 +24,7 @@
  * approvals.approvers), quorum 1, approvals.* for expiry, reminders and escalation.
  */
 import { z } from 'zod';
-import { toolApprovers } from '../approvers/approvers.js';
+import { approverList, toolApprovers } from '../approvers/approvers.js';
 import { argPath, type Condition, conditionSchema } from './conditions.js';
 import { type FreezeCondition, freezeCondition } from './freeze-condition.js';
 
@@ -52,6 +52,19 @@ export const grantSchema = z.strictObject({
   maxMinutes: wholeNumber(1, 1_440, 'a whole number of minutes (at most a day)'),
 });
 export type GrantSpec = z.output<typeof grantSchema>;
+
+/**
+ * `breakGlass` on a deny rule: these people (users, groups, on-call, as `approvers`) may override the deny
+ * for one call, giving a reason and an incident reference; `auditChannel` is told of each override.
+ */
+export const breakGlassSchema = z.strictObject({
+  approvers: approverList.min(1, { error: 'expected at least one person who may break glass' }),
+  auditChannel: z
+    .string()
+    .regex(/^[CG][A-Z0-9]{2,}$/, { error: 'expected a Slack channel id such as C0AUDIT' })
+    .optional(),
+});
+export type BreakGlassSpec = z.output<typeof breakGlassSchema>;
 
 const ASK_ONLY = [
   'approvers',
@@ -98,6 +111,8 @@ const ruleInput = z.strictObject({
   escalateTo: toolApprovers.optional(),
   escalateAfterMinutes: minutes.optional(),
   grant: grantSchema.optional(),
+  /** Deny rules only: who may override the deny for one call, with a reason (src/policy/break-glass.ts). */
+  breakGlass: breakGlassSchema.optional(),
 });
 
 function ruleProblems(rule: z.output<typeof ruleInput>, ctx: z.core.$RefinementCtx): void {
@@ -107,6 +122,9 @@ function ruleProblems(rule: z.output<typeof ruleInput>, ctx: z.core.$RefinementC
       path: ['reason'],
       message: 'required for outcome deny (the model is told it)',
     });
+  }
+  if (rule.outcome !== 'deny' && rule.breakGlass !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['breakGlass'], message: 'only for outcome deny' });
   }
   if (rule.outcome !== 'ask') {
     for (const key of ASK_ONLY) {

@@ -90,6 +90,11 @@ export interface ApprovalView {
   edited?: { by: string; originalArgs: unknown };
   /** When escalation added approvers (epoch ms). */
   escalatedAt?: number;
+  /**
+   * Break glass: `only` (a deny rule decided; Break glass and Reject, no Approve or Edit) or `offered`
+   * (Break glass next to Approve, for when a freeze makes such a deny rule decide while the card waits).
+   */
+  breakGlass?: 'only' | 'offered';
   /** The sub-agent whose run asks for the call, working for the requester (absent: their own run). */
   agent?: string;
   /**
@@ -300,6 +305,13 @@ function buttonsFor(view: ApprovalView, shortened: boolean): Button[] {
   }
   switch (view.status) {
     case 'pending':
+      if (view.breakGlass === 'only') {
+        return [
+          breakGlassButton(view),
+          button({ actionId: ACTION_IDS.reject, text: 'Reject', value: view.approvalId, style: 'danger' }),
+          ...details,
+        ];
+      }
       return [
         button({ actionId: ACTION_IDS.approve, text: 'Approve', value: view.approvalId, style: 'primary' }),
         ...(view.grantOffer && (view.quorum ?? 1) <= 1
@@ -315,6 +327,7 @@ function buttonsFor(view: ApprovalView, shortened: boolean): Button[] {
         ...(view.editable
           ? [button({ actionId: ACTION_IDS.edit, text: 'Edit', value: view.approvalId })]
           : []),
+        ...(view.breakGlass === 'offered' ? [breakGlassButton(view)] : []),
         ...details,
       ];
     case 'outcome_unknown':
@@ -355,6 +368,9 @@ function buttonsFor(view: ApprovalView, shortened: boolean): Button[] {
       return details;
   }
 }
+
+const breakGlassButton = (view: ApprovalView) =>
+  button({ actionId: ACTION_IDS.breakGlass, text: 'Break glass…', value: view.approvalId });
 
 function fallbackText(view: ApprovalView): string {
   const tool = escapeMrkdwn(view.tool);
@@ -414,6 +430,12 @@ export function approvalCard(view: ApprovalView): SlackMessage {
     ),
   );
   if (view.rule) blocks.push(context(`Policy: ${escapeAndTruncate(view.rule, 300)}`));
+  if (view.status === 'pending' && view.breakGlass === 'only')
+    blocks.push(
+      section(
+        `:rotating_light: *Denied by ${escapeAndTruncate(view.rule ?? 'a rule', 300)}.* It runs only if one of the people above breaks glass: a reason and an incident reference, posted here and audited for review. The requester cannot.`,
+      ),
+    );
   if (view.status === 'pending' && (view.quorum ?? 1) > 1)
     blocks.push(section(fitSection(quorumText(view)).text));
   if (decision) blocks.push(section(decision.text));

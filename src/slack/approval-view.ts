@@ -15,6 +15,7 @@ function policyView(record: ApprovalRecord): Partial<ApprovalView> {
       ? { edited: { by: record.editedBy, originalArgs: record.original.args } }
       : {}),
     ...(record.escalatedAt ? { escalatedAt: record.escalatedAt } : {}),
+    ...(record.breakGlass ? { breakGlass: record.breakGlass } : {}),
   };
 }
 

@@ -9,6 +9,8 @@ export const ACTION_IDS = {
   reject: 'loopgate_reject',
   /** value: the approval id of a call whose outcome is unknown, or that failed transiently ("Retry"). */
   reapprove: 'loopgate_reapprove',
+  /** value: the approval id. Opens the break-glass modal (reason and incident reference). */
+  breakGlass: 'loopgate_break_glass',
   /** value: the run id. Opens the trace modal. */
   details: 'loopgate_details',
   /** value: the approval id. Opens the Full text modal (complete arguments, preview and reason). */
@@ -37,6 +39,7 @@ export const CALLBACK_IDS = {
   fullText: 'loopgate_full_text',
   edit: 'loopgate_edit',
   grant: 'loopgate_grant',
+  breakGlass: 'loopgate_break_glass',
   feedbackComment: 'loopgate_feedback_comment',
 } as const;
 

@@ -29,7 +29,14 @@ export const RETRY_REASON = 'retried after a transient failure';
 /** What the policy adds to a new approval (src/policy/gate.ts decides it); every field optional. */
 export type ApprovalPolicyFields = Pick<
   ApprovalRecord,
-  'rule' | 'quorum' | 'selfApproval' | 'grantOffer' | 'schema' | 'remindAtPercent' | 'escalation'
+  | 'rule'
+  | 'quorum'
+  | 'selfApproval'
+  | 'grantOffer'
+  | 'schema'
+  | 'remindAtPercent'
+  | 'escalation'
+  | 'breakGlass'
 >;
 
 export interface NewApproval {
@@ -76,6 +83,8 @@ export interface DecideInput {
   permalink?: string;
   /** A person's approval counts against this quorum instead of the stored one (the rule in force changed). */
   quorum?: number;
+  /** The decision breaks glass: its audit entry carries the incident and is flagged for review. */
+  breakGlass?: { incident: string };
 }
 
 export interface DecideResult {
@@ -213,7 +222,8 @@ export class ApprovalStore {
     if (changed === 1) {
       await Promise.all([
         this.ctx.redis.zrem(this.ctx.keys.pendingApprovals, approvalId),
-        this.audit.appendDecision(record, input.permalink),
+        // Only the winning break-glass decision is flagged (a late one that expired the round is not).
+        this.audit.appendDecision(record, input.permalink, won === 1 ? input.breakGlass : undefined),
       ]);
     } else if (vote === 'counted') {
       await this.audit.appendEvent(

@@ -67,6 +67,12 @@ export const auditEntrySchema = z.strictObject({
   originalArgsHash: text,
   /** Free text: who was reminded or added, what a grant covers. */
   note: text,
+  /** `true` on a decision taken by breaking glass (a deny rule overridden for one call), else ''. */
+  breakGlass: text,
+  /** The incident reference given when breaking glass. */
+  incident: text,
+  /** `false` on a break-glass decision: flagged for review; '' on every other entry. */
+  reviewed: text,
 });
 export type AuditEntry = z.infer<typeof auditEntrySchema>;
 
@@ -117,6 +123,9 @@ function entryOf(record: ApprovalRecord, permalink: string | undefined): AuditEn
     editedArgsHash: '',
     originalArgsHash: record.original?.argsHash ?? '',
     note: '',
+    breakGlass: '',
+    incident: '',
+    reviewed: '',
   };
 }
 
@@ -129,9 +138,20 @@ function entryOf(record: ApprovalRecord, permalink: string | undefined): AuditEn
 export class AuditLog {
   constructor(private readonly ctx: StoreContext) {}
 
-  /** Appends the decision recorded on `record`; returns the stream entry id. */
-  async appendDecision(record: ApprovalRecord, permalink?: string): Promise<string> {
+  /**
+   * Appends the decision recorded on `record`; returns the stream entry id. `breakGlass`: the decision
+   * broke glass, so the entry carries the incident and is flagged for review.
+   */
+  async appendDecision(
+    record: ApprovalRecord,
+    permalink?: string,
+    breakGlass?: { incident: string },
+  ): Promise<string> {
     if (record.status === 'pending') throw new TypeError(`approval ${record.approvalId} is not decided`);
+    if (breakGlass) {
+      const flagged = { breakGlass: 'true', incident: breakGlass.incident, reviewed: 'false' };
+      return this.append({ ...entryOf(record, permalink), ...flagged });
+    }
     // A shadow call decides nothing: it is its own event, so readers of decisions (replay) never count it.
     if (record.via === 'shadow')
       return this.append({ ...entryOf(record, permalink), event: 'shadow', decision: '' });

@@ -96,6 +96,12 @@ const policyFields = {
   /** Who is added as approvers, and when, if nobody decided. */
   escalation: z.strictObject({ to: approversSchema, afterMs: z.number() }).optional(),
   escalatedAt: z.number().optional(),
+  /**
+   * Break glass (src/policy/break-glass.ts): `only` when a deny rule allowing it decided the call as it
+   * was asked (the card offers Break glass and Reject, no Approve); `offered` when a deny rule of the
+   * tool allows it (a freeze may make that rule decide while the card waits).
+   */
+  breakGlass: z.enum(['only', 'offered']).optional(),
 };
 
 /** One approval per gated call. */
@@ -230,6 +236,7 @@ const STRING_KEYS: ReadonlySet<string> = new Set([
   'editedBy',
   'editOf',
   'editedTo',
+  'breakGlass',
 ]);
 
 function policyFromHash(hash: Record<string, string>): Record<string, unknown> {

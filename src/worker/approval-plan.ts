@@ -55,6 +55,7 @@ function asked(rt: WorkerRuntime, call: GatedCall, ask: AskDecision, now: number
       ...(schema ? { schema } : {}),
       ...(ask.remindAtPercent.length > 0 ? { remindAtPercent: [...ask.remindAtPercent] } : {}),
       ...(ask.escalation ? { escalation: ask.escalation } : {}),
+      ...(ask.breakGlassOffered ? { breakGlass: 'offered' as const } : {}),
     },
   };
 }
@@ -81,6 +82,7 @@ export function planApproval(
         decided: { status: 'approved', via: 'rule', reason: `allowed by ${decision.rule.label}` },
       };
     case 'deny':
+      if (decision.breakGlass) return breakGlassCard(call, decision, decision.breakGlass, fallback, now);
       return {
         call,
         approvers: fallback.approvers,
@@ -110,6 +112,26 @@ export function planApproval(
 }
 
 /**
+ * A call denied by a rule that allows break glass: not refused outright but asked of the rule's
+ * break-glass approvers on a card offering only Break glass and Reject (the bot judges each click by the
+ * rule in force then). Never the requester, whatever selfApproval says.
+ */
+function breakGlassCard(
+  call: GatedCall,
+  decision: { rule: { label: string } },
+  breakGlass: { approvers: AskDecision['approvers'] },
+  fallback: AskDecision,
+  now: number,
+): NewApproval {
+  return {
+    call,
+    approvers: breakGlass.approvers,
+    expiresAt: now + fallback.expiresAfterMs,
+    policy: { rule: decision.rule.label, selfApproval: false, breakGlass: 'only' },
+  };
+}
+
+/**
  * The approval of a call in shadow mode (`why`, src/policy/shadow.ts): a `deny` rule still denies it;
  * otherwise it is stored closed at once as not executed (status `rejected`, via `shadow`), never
  * approved, so no ledger entry exists for it and nothing can run it. It keeps whom the policy would have
@@ -123,7 +145,8 @@ export function planShadow(
   why: string,
   now: number,
 ): NewApproval {
-  if (decision.kind === 'deny') return planApproval(rt, call, decision, now);
+  // Shadow mode never offers break glass: a deny denies.
+  if (decision.kind === 'deny') return planApproval(rt, call, { ...decision, breakGlass: undefined }, now);
   const ask =
     decision.kind === 'ask'
       ? decision
