@@ -229,7 +229,7 @@ describe('property', () => {
       fc.asyncProperty(
         fc.array(
           fc.record({
-            advance: fc.integer({ min: 0, max: 15 }),
+            advance: fc.integer({ min: 0, max: 10 }),
             user: fc.constantFrom(...USERS),
             action: fc.constantFrom<Action>('approve', 'break_glass'),
           }),
@@ -237,6 +237,7 @@ describe('property', () => {
         ),
         async (steps) => {
           const pending = await waiting();
+          now = T0 + 12 * MIN; // the lockdown is 8 to 18 minutes away: most sequences cross it
           for (const { advance, user, action } of steps) {
             now += advance * MIN;
             const allowed = allowedAt(now, user, action);
@@ -253,7 +254,7 @@ describe('property', () => {
           expect(await resumes(pending)).toBe(0);
         },
       ),
-      { numRuns: 20 },
+      { numRuns: 30 },
     );
   }, 180_000);
 });
