@@ -70,7 +70,8 @@ export function cardsIn(thread: readonly StoredMessage[]): Card[] {
     const versions = [message.blocks, ...message.history.map((h) => h.blocks)];
     const approve = versions
       .flatMap((blocks) => buttonsOf(blocks))
-      .find((b) => b.actionId === ACTION_IDS.approve);
+      // A card a break-glass deny rule decided has Break glass instead of Approve.
+      .find((b) => b.actionId === ACTION_IDS.approve || b.actionId === ACTION_IDS.breakGlass);
     if (!approve) continue;
     cards.push({
       channel: message.channel,
