@@ -197,6 +197,9 @@ describe('decideApproval', () => {
       editedArgsHash: '',
       originalArgsHash: '',
       note: '',
+      breakGlass: '',
+      incident: '',
+      reviewed: '',
     });
   });
 
