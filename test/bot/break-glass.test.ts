@@ -196,6 +196,21 @@ describe('break glass at the bot', () => {
     });
   });
 
+  it('one break-glass approver decides a card that asked a quorum of two', async () => {
+    now = T0;
+    const pending = await fx.pendingApproval({
+      tool: 'deploy',
+      args: ARGS,
+      expiresInMs: 120 * MIN,
+      policy: { quorum: 2, breakGlass: 'offered' },
+      approvers: { users: [MANAGER, LEAD], groups: [] },
+    });
+    now = T0 + 25 * MIN;
+    expect(await submit(pending, LEAD)).toBeNull();
+    expect(await record(pending)).toMatchObject({ status: 'approved', decidedBy: LEAD });
+    expect(await resumes(pending)).toBe(1);
+  });
+
   it('once the freeze is over there is no glass to break; Approve works again', async () => {
     const pending = await waiting();
     now = T0 + 35 * MIN;
