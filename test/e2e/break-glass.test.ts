@@ -124,7 +124,15 @@ describe('break glass end to end', { timeout: 120_000 }, () => {
     });
 
     // Announced in the thread and in the audit channel.
-    const announced = (text: string) => text.includes('Break glass') && text.includes('INC-77');
+    const announced = (text: string) =>
+      [
+        'Break glass',
+        `<@${PEOPLE.sreA}>`,
+        'no prod in the release freeze',
+        'release',
+        'INC-77',
+        'payments are down',
+      ].every((part) => text.includes(part));
     await w.waitFor('the thread told', () =>
       w.slack.thread(asked.channel, asked.threadTs).some((m) => announced(m.text)),
     );
