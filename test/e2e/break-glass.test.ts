@@ -177,4 +177,20 @@ describe('break glass end to end', { timeout: 120_000 }, () => {
       ['rejected', ''],
     ]);
   });
+  it('a call the rule does not deny gets an ordinary card, with Break glass offered beside Approve', async () => {
+    const url = w.deployUrl('staging-web');
+    const asked = await askToDeploy('offered', url);
+    const card = await w.card(asked);
+    const blocks = JSON.stringify(w.message(card).blocks);
+    expect(blocks).toContain(`"action_id":"${ACTION_IDS.approve}"`);
+    expect(blocks).toContain(`"action_id":"${ACTION_IDS.breakGlass}"`);
+    // No deny rule decides it now: there is no glass to break, and Approve decides as usual.
+    await w.click(w.message(card), PEOPLE.sreA, ACTION_IDS.breakGlass);
+    await w.waitFor('no glass to break', () =>
+      w.ephemeralsTo(PEOPLE.sreA, card.channel).some((e) => e.text.includes('No rule denies')),
+    );
+    await w.click(w.message(card), PEOPLE.manager, ACTION_IDS.approve);
+    await w.ended(asked.runId);
+    expect(w.hits(url)).toHaveLength(1);
+  });
 });
