@@ -22,13 +22,18 @@ const divider = (): KnownBlock => ({ type: 'divider' });
 /** The card's decision buttons for one approval. */
 function approvalButtons(approval: ApprovalRecord): KnownBlock {
   const value = approval.approvalId;
+  const breakGlass = button({ actionId: ACTION_IDS.breakGlass, text: 'Break glass…', value });
+  const reject = button({ actionId: ACTION_IDS.reject, text: 'Reject', value, style: 'danger' });
+  // A call a break-glass deny rule decided cannot be approved: as on its card, Break glass or Reject.
+  if (approval.breakGlass === 'only') return actions(`home_${approval.approvalId}`, [breakGlass, reject]);
   return actions(`home_${approval.approvalId}`, [
     button({ actionId: ACTION_IDS.approve, text: 'Approve', value, style: 'primary' }),
     ...(approval.grantOffer && (approval.quorum ?? 1) <= 1
       ? [button({ actionId: ACTION_IDS.approveGrant, text: 'Approve and allow similar…', value })]
       : []),
-    button({ actionId: ACTION_IDS.reject, text: 'Reject', value, style: 'danger' }),
+    reject,
     ...(approval.schema ? [button({ actionId: ACTION_IDS.edit, text: 'Edit', value })] : []),
+    ...(approval.breakGlass === 'offered' ? [breakGlass] : []),
   ]);
 }
 

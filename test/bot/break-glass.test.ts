@@ -196,6 +196,24 @@ describe('break glass at the bot', () => {
     });
   });
 
+  it("App Home shows a denied call's break-glass people its card's buttons: Break glass and Reject", async () => {
+    now = T0 + 25 * MIN;
+    const pending = await fx.pendingApproval({
+      tool: 'deploy',
+      args: ARGS,
+      expiresInMs: 120 * MIN,
+      policy: { selfApproval: false, breakGlass: 'only' },
+      approvers: { users: [LEAD], groups: [] },
+    });
+    await fx.sendEvent({ type: 'app_home_opened', user: LEAD, tab: 'home', channel: 'D0HOME' });
+    await fx.bot.idle();
+    const home = fx.fake.home(LEAD) as {
+      blocks: { block_id?: string; elements?: { action_id?: string }[] }[];
+    };
+    const row = home.blocks.find((b) => b.block_id === `home_${pending.approvalId}`);
+    expect(row?.elements?.map((e) => e.action_id)).toEqual([ACTION_IDS.breakGlass, ACTION_IDS.reject]);
+  });
+
   it('one break-glass approver decides a card that asked a quorum of two', async () => {
     now = T0;
     const pending = await fx.pendingApproval({
