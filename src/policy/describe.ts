@@ -23,7 +23,10 @@ export function whenText(rule: Rule): string {
 /** What a rule does: `allow`, `deny: reason`, `ask S0LEADS, quorum 2, expires after 30 min, …`. */
 export function outcomeText(rule: Rule): string {
   if (rule.outcome === 'allow') return 'allow (runs without a person; audited)';
-  if (rule.outcome === 'deny') return `deny: ${rule.reason ?? ''}`;
+  if (rule.outcome === 'deny') {
+    const glass = rule.breakGlass ? ` (break glass: ${entriesText(rule.breakGlass.approvers)})` : '';
+    return `deny: ${rule.reason ?? ''}${glass}`;
+  }
   const parts = [`ask ${rule.approvers ? entriesText(rule.approvers) : "the tool's approvers"}`];
   if ((rule.quorum ?? 1) > 1) parts.push(`quorum ${rule.quorum}`);
   if (rule.selfApproval !== undefined)
@@ -50,7 +53,9 @@ export function decisionText(decision: GateDecision): string {
     case 'allow':
       return `allowed by ${decision.rule.label}: the call runs without a person (audited as allowed by the rule)`;
     case 'deny':
-      return `denied by ${decision.rule.label}: nothing runs; the model is told "${decision.reason}"`;
+      return decision.breakGlass
+        ? `denied by ${decision.rule.label} ("${decision.reason}"): a card asks ${who(decision.breakGlass.approvers)} whether to break glass (never the requester); nothing runs otherwise`
+        : `denied by ${decision.rule.label}: nothing runs; the model is told "${decision.reason}"`;
     case 'ask': {
       const by = decision.rule ? decision.rule.label : "no rule matched: the tool's default";
       const parts = [

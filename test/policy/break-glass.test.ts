@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config/errors.js';
 import { parsePolicy } from '../../src/config/policy.js';
 import { breakGlassFormProblems, breakGlassInForce } from '../../src/policy/break-glass.js';
+import { decisionText, outcomeText } from '../../src/policy/describe.js';
 import { decideGate } from '../../src/policy/gate.js';
 import { type ApprovalView, approvalCard } from '../../src/slack/approval-card.js';
 import type { ActionsBlock, Button } from '../../src/slack/block-kit.js';
@@ -85,6 +86,12 @@ describe('breakGlass in the policy', () => {
       freezes: ['lockdown'],
     });
     expect(breakGlassInForce(policy, { tool: 'deploy', args: {} }, T_FREE)).toEqual({ kind: 'not_denied' });
+    expect(decisionText(decideGate(policy, 'deploy', {}, T_FROZEN))).toBe(
+      'denied by rule 1 of deploy (lockdown) ("nothing ships"): a card asks U0LEAD, S0SRE whether to break glass (never the requester); nothing runs otherwise',
+    );
+    expect(outcomeText(policy.rules.deploy?.[0] as never)).toBe(
+      'deny: nothing ships (break glass: U0LEAD, S0SRE)',
+    );
     const plain = policyWith('    - { outcome: deny, reason: never }\n');
     expect(decideGate(plain, 'deploy', {}, T_FREE)).not.toHaveProperty('breakGlass');
     expect(breakGlassInForce(plain, { tool: 'deploy', args: {} }, T_FREE)).toEqual({
