@@ -89,9 +89,8 @@ describe('breakGlass in the policy', () => {
     expect(decisionText(decideGate(policy, 'deploy', {}, T_FROZEN))).toBe(
       'denied by rule 1 of deploy (lockdown) ("nothing ships"): a card asks U0LEAD, S0SRE whether to break glass (never the requester); nothing runs otherwise',
     );
-    expect(outcomeText(policy.rules.deploy?.[0] as never)).toBe(
-      'deny: nothing ships (break glass: U0LEAD, S0SRE)',
-    );
+    const [rule] = policy.rules.deploy ?? [];
+    expect(rule && outcomeText(rule)).toBe('deny: nothing ships (break glass: U0LEAD, S0SRE)');
     const plain = policyWith('    - { outcome: deny, reason: never }\n');
     expect(decideGate(plain, 'deploy', {}, T_FREE)).not.toHaveProperty('breakGlass');
     expect(breakGlassInForce(plain, { tool: 'deploy', args: {} }, T_FREE)).toEqual({
