@@ -87,6 +87,7 @@ describe('break glass end to end', { timeout: 120_000 }, () => {
     expect(blocks).toContain(`"action_id":"${ACTION_IDS.breakGlass}"`);
     expect(blocks).not.toContain(`"action_id":"${ACTION_IDS.approve}"`);
     expect(blocks).toContain('Denied by rule 1 of http_request (no prod in the release freeze)');
+    expect(blocks).toContain(`Can decide: <@${PEOPLE.requester}>, <!subteam^${PEOPLE.sreGroup}>`);
 
     // The requester may never break glass for their own call, though the rule lists them.
     await w.click(w.message(card), PEOPLE.requester, ACTION_IDS.breakGlass);
