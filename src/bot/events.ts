@@ -182,7 +182,16 @@ async function takeMessage(ctx: BotContext, received: ReceivedMessage): Promise<
     receivedAt: ctx.clock.now(),
   };
   try {
-    await withRetries(() => ctx.starts.addStart(data), {
+    const add = () => ctx.starts.addStart(data);
+    const send = () =>
+      ctx.telemetry
+        ? ctx.telemetry.queueSend(
+            { queue: ctx.queue.name, job: 'start', runId: runIdForEvent(received.eventId) },
+            span,
+            add,
+          )
+        : add();
+    await withRetries(send, {
       delaysMs: QUEUE_RETRY_DELAYS_MS,
       // Invalid job data stays invalid: only Redis failures are worth another attempt.
       retryable: (err) => !(err instanceof ZodError),

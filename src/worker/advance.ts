@@ -120,8 +120,12 @@ export function advanceRun(
     const watched = rt.cancels?.watch(runId);
     const held: SegmentHolder = { jobId, ...(job ? { job } : {}), segment: null };
     let outcome = 'error';
+    // Slack calls of this job hang from its `invoke_agent` span once advanceHeld opened it.
+    const advance = () => advanceHeld(rt, runId, lease, trace, log, 0, prefetched, watched?.signal, held);
     try {
-      const result = await advanceHeld(rt, runId, lease, trace, log, 0, prefetched, watched?.signal, held);
+      const result = await (rt.telemetry
+        ? rt.telemetry.within({ current: () => held.segment?.span }, advance)
+        : advance());
       outcome = result.type;
       return result;
     } finally {

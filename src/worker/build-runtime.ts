@@ -31,6 +31,7 @@ import { createTimeZoneLookup } from '../slack/time-zones.js';
 import { createSlackWebClient } from '../slack/web-client.js';
 import type { Store } from '../store/store.js';
 import { SurfaceMemory } from '../store/surface-memory.js';
+import type { RunTracer } from '../telemetry/run-tracer.js';
 import type { SlackPoster } from '../tools/ports.js';
 import { type Redact, withRedactedFailures } from '../tools/redacted-failures.js';
 import { buildTools } from '../tools/registry.js';
@@ -50,6 +51,8 @@ export interface RuntimeParts {
   stopping: () => boolean;
   /** Replaces configured secret values in tool failures; default none replaced. */
   redact?: Redact;
+  /** The run tracer when traces are exported (its Slack calls get spans). */
+  telemetry?: RunTracer | null;
 }
 
 /**
@@ -65,6 +68,7 @@ export async function buildWorkerRuntime({
   queue,
   stopping,
   redact = (text) => text,
+  telemetry = null,
 }: RuntimeParts): Promise<WorkerRuntime & { mcp: McpSource }> {
   // One kept-alive HTTP client for the model and Slack: under load the built-in fetch cost most CPU.
   const fetch = createBufferedFetch();
@@ -73,6 +77,7 @@ export async function buildWorkerRuntime({
     apiUrl: env.SLACK_API_URL,
     logger,
     fetch,
+    tracer: telemetry,
   });
   const budget = new SlackBudget({
     store: store.slackBudget,
@@ -180,6 +185,7 @@ export async function buildWorkerRuntime({
     },
     clock,
     logger,
+    ...(telemetry ? { telemetry } : {}),
     // Who is on call now, for cards and for grants of on-call approvers (cached in Redis, shared).
     oncall: processRoster({
       policy,

@@ -93,6 +93,9 @@ export async function startWorker(options: StartWorkerOptions = {}) {
   });
   const metrics = options.metrics ?? metricsFor(store, queue);
   let stopping = false;
+  const telemetry =
+    options.telemetry ??
+    startTelemetry({ service: 'loopgate-worker', env: process.env, logger, redact: secrets.text });
   // Not spread: the MCP source replaces `rt.tools` when a server's tool list changes.
   const rt = await buildWorkerRuntime({
     env,
@@ -102,12 +105,9 @@ export async function startWorker(options: StartWorkerOptions = {}) {
     queue,
     stopping: () => stopping,
     redact: secrets.text,
+    telemetry,
   });
   rt.metrics = metrics;
-  const telemetry =
-    options.telemetry ??
-    startTelemetry({ service: 'loopgate-worker', env: process.env, logger, redact: secrets.text });
-  if (telemetry) rt.telemetry = telemetry;
   rt.requesterSlots = new RequesterSlots(env.WORKER_MAX_RUNS_PER_REQUESTER);
   rt.cancels = new CancelWatch({
     isCancelled: (runId) => store.runs.cancelRecorded(runId),
