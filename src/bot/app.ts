@@ -251,6 +251,7 @@ export async function createBotApp(deps: BotAppDeps): Promise<BotApp> {
   };
 }
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: one of the six long functions issue 25 splits next
 function registerListeners(app: App, ctx: BotContext, queueDeadlineMs?: number): void {
   app.error(async (error) => {
     // Bolt passes errors that carry a `code` (every LoopgateError) through as they are.
