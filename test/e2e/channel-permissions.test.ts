@@ -25,6 +25,9 @@ beforeAll(async () => {
       '    - name: incidents',
       '      match: { name: "incident-*" }',
       `      approvers: [${PEOPLE.sreA}]`,
+      '    - name: quiet',
+      '      match: { name: "quiet-*" }',
+      '      tools: [http_get]',
       '    - name: direct messages',
       '      match: { kind: dm }',
       '      readOnly: true',
@@ -77,7 +80,7 @@ describe('per-channel permissions end to end', { timeout: 90_000 }, () => {
     expect(offered(first)).not.toContain('http_request');
     const [result] = toolResultsSeen(w, 'dm');
     expect(JSON.parse(result ?? '{}')).toMatchObject({ ok: false, error: { code: 'channel_not_allowed' } });
-    expect(result).toContain('channel rule 2 (direct messages)');
+    expect(result).toContain('channel rule 3 (direct messages)');
     expect(w.hits(url)).toEqual([]);
     expect(await w.store.approvals.listForRun(runId)).toEqual([]);
     expect(run.state.status).toBe('completed');
@@ -120,6 +123,23 @@ describe('per-channel permissions end to end', { timeout: 90_000 }, () => {
     await w.click(w.message(card), PEOPLE.sreA, ACTION_IDS.approve);
     await w.ended(asked.runId);
     expect(w.hits(url)).toHaveLength(1);
+  });
+
+  it('the channel rule is judged again at the click: a channel renamed out of incident-* cannot approve', async () => {
+    const url = deployBrain('renamed', 'renamed-web');
+    const channel = w.newChannel();
+    w.slack.setChannelName(channel, 'incident-2042');
+    const asked = await w.ask(channel, PEOPLE.requester, w.model.tagged('renamed', 'deploy web'));
+    const card = await w.card(asked);
+    w.slack.setChannelName(channel, 'quiet-2042');
+    await w.click(w.message(card), PEOPLE.sreA, ACTION_IDS.approve);
+    await w.waitFor('the refusal', () =>
+      w.ephemeralsTo(PEOPLE.sreA, channel).some((e) => e.text.includes('channel rule 2 (quiet)')),
+    );
+    expect((await w.store.approvals.get(card.approvalId))?.status).toBe('pending');
+    await w.reject(card, PEOPLE.sreA, 'not from this channel');
+    await w.ended(asked.runId);
+    expect(w.hits(url)).toEqual([]);
   });
 
   it('a channel whose facts Slack will not give fails closed: no writes offered', async () => {
