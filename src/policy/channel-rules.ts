@@ -11,6 +11,7 @@
 import { z } from 'zod';
 import { type ApproverEntry, type Approvers, parseApprovers, toolApprovers } from '../approvers/approvers.js';
 import { globMatch } from './conditions.js';
+import type { GateDecision } from './gate.js';
 
 export const CHANNEL_KINDS = ['dm', 'mpim', 'private', 'public'] as const;
 export type ChannelKind = (typeof CHANNEL_KINDS)[number];
@@ -152,4 +153,11 @@ export function channelText(facts: ChannelFacts): string {
   if (facts.kind === 'dm') return `a DM (${facts.id})`;
   const name = facts.name ? `#${facts.name} ` : '';
   return `${name}(${facts.kind ?? 'kind unknown'}, ${facts.id})`;
+}
+
+/** `decision` with the channel's approvers in place of the tool's or the rule's, when the channel sets them. */
+export function withChannelApprovers(decision: GateDecision, scope: ChannelScope | null): GateDecision {
+  const approvers = scope ? channelApprovers(scope) : null;
+  if (decision.kind !== 'ask' || approvers === null) return decision;
+  return { ...decision, approvers };
 }

@@ -14,11 +14,9 @@ import {
   type ChannelFacts,
   type ChannelRule,
   type ChannelScope,
-  channelApprovers,
   channelScope,
   toolRefusal,
 } from '../policy/channel-rules.js';
-import type { GateDecision } from '../policy/gate.js';
 import type { ChannelFactsLookup } from '../slack/channel-facts.js';
 import type { Store } from '../store/store.js';
 
@@ -100,11 +98,4 @@ export function channelTools(
           };
     },
   };
-}
-
-/** `decision` with the channel's approvers in place of the tool's or the rule's, when the channel sets them. */
-export function withChannelApprovers(decision: GateDecision, scope: ChannelScope | null): GateDecision {
-  const approvers = scope ? channelApprovers(scope) : null;
-  if (decision.kind !== 'ask' || approvers === null) return decision;
-  return { ...decision, approvers };
 }
