@@ -11,7 +11,6 @@
 import { z } from 'zod';
 import { type ApproverEntry, type Approvers, parseApprovers, toolApprovers } from '../approvers/approvers.js';
 import { globMatch } from './conditions.js';
-import type { GateDecision } from './gate.js';
 
 export const CHANNEL_KINDS = ['dm', 'mpim', 'private', 'public'] as const;
 export type ChannelKind = (typeof CHANNEL_KINDS)[number];
@@ -156,8 +155,9 @@ export function channelText(facts: ChannelFacts): string {
 }
 
 /** `decision` with the channel's approvers in place of the tool's or the rule's, when the channel sets them. */
-export function withChannelApprovers(decision: GateDecision, scope: ChannelScope | null): GateDecision {
+export function withChannelApprovers<D extends { kind: string }>(decision: D, scope: ChannelScope | null): D {
   const approvers = scope ? channelApprovers(scope) : null;
   if (decision.kind !== 'ask' || approvers === null) return decision;
+  // Only an ask (src/policy/gate.ts's AskDecision) names approvers; typed loosely to keep gate.ts out.
   return { ...decision, approvers };
 }
