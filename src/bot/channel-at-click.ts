@@ -5,7 +5,13 @@
  * will not give: failing closed) cannot be approved; Reject stays possible. A channel that names approvers
  * judges the clicker by them, whatever the card asked.
  */
-import { type ChannelRule, channelApprovers, channelScope, toolRefusal } from '../policy/channel-rules.js';
+import {
+  type ChannelRule,
+  type ChannelScope,
+  channelApprovers,
+  channelScope,
+  toolRefusal,
+} from '../policy/channel-rules.js';
 import type { ChannelFactsLookup } from '../slack/channel-facts.js';
 import { escapeMrkdwn } from '../slack/mrkdwn.js';
 import type { ApprovalRecord } from '../store/index.js';
@@ -16,15 +22,26 @@ export type ChannelAtClick =
   /** `record` as the channel judges it now (its approvers replaced when the channel names some). */
   | { kind: 'judged'; record: ApprovalRecord };
 
+type ChannelContext = {
+  policy: { channels: { rules: readonly ChannelRule[] } };
+  channelFacts?: ChannelFactsLookup;
+};
+
+/** The channel's scope now (facts looked up again, cached briefly), or null without channel rules. */
+export async function channelScopeNow(ctx: ChannelContext, channelId: string): Promise<ChannelScope | null> {
+  const rules = ctx.policy.channels.rules;
+  if (rules.length === 0 || !ctx.channelFacts) return null;
+  return channelScope(rules, await ctx.channelFacts(channelId));
+}
+
 export async function channelAtClick(
-  ctx: { policy: { channels: { rules: readonly ChannelRule[] } }; channelFacts?: ChannelFactsLookup },
+  ctx: ChannelContext,
   record: ApprovalRecord,
   channelId: string,
   decision: Decision,
 ): Promise<ChannelAtClick> {
-  const rules = ctx.policy.channels.rules;
-  if (rules.length === 0 || !ctx.channelFacts) return { kind: 'judged', record };
-  const scope = channelScope(rules, await ctx.channelFacts(channelId));
+  const scope = await channelScopeNow(ctx, channelId);
+  if (scope === null) return { kind: 'judged', record };
   const refusal = toolRefusal(scope, record.tool, record.effect);
   if (refusal !== null && decision === 'approve') {
     return {
