@@ -21,15 +21,23 @@ channels:
     - name: incidents
       match: { name: "incident-*" }
       approvers: [U0ONCALL]
+    - name: payments
+      match: { name: "payments-*" }
+      approvers: [{ oncall: { pagerduty: { schedule: P1ABC }, fallback: [S0SRELEADS] } }]
     - name: dms
       match: { kind: dm }
       readOnly: true
 `;
 
 const test = (tool: string, extra: string[]) => {
+  // The on-call source's token exists (only its name is checked here).
   const path = join(work.dir, 'channels.yaml');
   writeFileSync(path, POLICY);
-  return runCli(['policy', 'test', tool, '{}', '--config', path, ...extra], {}, work.dir);
+  return runCli(
+    ['policy', 'test', tool, '{}', '--config', path, ...extra],
+    { PAGERDUTY_API_TOKEN: 't' },
+    work.dir,
+  );
 };
 
 describe('loopgate policy test --channel', () => {
@@ -43,16 +51,22 @@ describe('loopgate policy test --channel', () => {
     );
   });
 
+  it("names the channel's on-call source as the approvers in force", async () => {
+    const out = await test('post_message', ['--channel', '#payments-eu', '--at', '2026-12-07T12:00Z']);
+    expect(out.stdout).toContain('channel #payments-eu (kind unknown): channel rule 2 (payments)\n');
+    expect(out.stdout).toMatch(/=> .*asks .*P1ABC/);
+  });
+
   it('says a tool is not offered in a DM where writes are read-only, and reads stay offered', async () => {
     const dm = await test('post_message', ['--channel', 'dm', '--json']);
     expect(JSON.parse(dm.stdout)).toMatchObject({
       channel: {
-        rule: 'channel rule 2 (dms)',
+        rule: 'channel rule 3 (dms)',
         refused: expect.stringContaining('read-only in this channel'),
       },
     });
     const read = await test('current_time', ['--channel', 'D0ABC']);
-    expect(read.stdout).toContain('channel a DM (D0ABC): channel rule 2 (dms)\n');
+    expect(read.stdout).toContain('channel a DM (D0ABC): channel rule 3 (dms)\n');
     expect(read.stdout).not.toContain('not offered');
   });
 
