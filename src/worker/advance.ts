@@ -18,6 +18,7 @@ import { runResultStore } from '../store/result-store.js';
 import type { LoadedRun } from '../store/run-store.js';
 import type { RunSegment } from '../telemetry/run-tracer.js';
 import { budgetDecisionOf, cancelBudgetAsk, postBudgetAsk } from './budget-pause.js';
+import { channelTools, runChannelScope } from './channel-scope.js';
 import { deliverEnd, UNDELIVERED_RETRY_MS } from './deliver-end.js';
 import { engineDeps } from './engine-deps.js';
 import { cancelApprovalCards, markUnknownOutcomes, postPause } from './pause.js';
@@ -211,8 +212,8 @@ async function advanceHeld(
       if (text) void show(text).then(recordPlaceholder);
     }),
     ...(surface && { onModelText: ({ delta }: { delta: string }) => surface.text(delta) }),
-    // A sub-agent's run works with its agent's model and only its agent's tools.
-    ...portsForRun(rt, loaded.state),
+    // A sub-agent's run works with its agent's model and only its agent's tools, within the channel's.
+    ...withChannel(portsForRun(rt, loaded.state), await runChannelScope(rt, ctx)),
     checkpoint: async (state) => {
       if (lease.lost()) log.warn({}, 'checkpoint after a failed lease renewal');
       await checkpointer.checkpoint(state, trace.take());
@@ -318,4 +319,13 @@ async function advanceHeld(
 /** An answer left for later (no Slack slot in time) brings its job back after a while. */
 function delivered(outcome: 'delivered' | 'deferred'): AdvanceResult {
   return outcome === 'deferred' ? { type: 'busy', retryInMs: UNDELIVERED_RETRY_MS } : { type: 'done' };
+}
+
+/** The run's ports with the tools its channel does not allow withheld (src/worker/channel-scope.ts). */
+function withChannel<P extends { tools: EngineDeps['tools'] }>(
+  ports: P,
+  scope: Parameters<typeof channelTools>[1],
+): P & Pick<EngineDeps, 'withheld'> {
+  const { tools, withheld } = channelTools(ports.tools, scope);
+  return { ...ports, tools, ...(withheld ? { withheld } : {}) };
 }

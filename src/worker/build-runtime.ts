@@ -23,6 +23,7 @@ import { slackBudgetMetrics } from '../metrics/metrics.js';
 import { decideGate } from '../policy/gate.js';
 import { ruleSchemaWarnings } from '../policy/rule-types.js';
 import type { RunsQueue } from '../queue/runs-queue.js';
+import { createChannelFacts } from '../slack/channel-facts.js';
 import { SlackNotifier } from '../slack/notifier.js';
 import { shareRetryAfter } from '../slack/rate/share-retry-after.js';
 import { SlackBudget, SlackBudgetExhausted } from '../slack/rate/slack-budget.js';
@@ -163,6 +164,22 @@ export async function buildWorkerRuntime({
     }),
     model,
     tools: registry(),
+    // Per-channel permissions: the channel's name and kind, cached as long as who is on call.
+    ...(policy.channels.rules.length > 0 && {
+      channels: {
+        rules: policy.channels.rules,
+        factsOf: createChannelFacts({
+          info: (channel) =>
+            budget.call({ method: 'conversations.info', priority: 'card' }, () =>
+              client.conversations.info({ channel }),
+            ),
+          clock,
+          ttlMs: policy.approvals.oncallCacheSeconds * 1_000,
+          onFailure: (channel, err) =>
+            logger.warn({ channel, err }, 'channel facts unknown: its channel rules fail closed (no writes)'),
+        }),
+      },
+    }),
     ...(agents.size > 0 ? { agents: { definitions: agents, modelOf, watchMs: DEFAULT_WATCH_MS } } : {}),
     mcp,
     untrustedToolText: (tool) => mcp.tools().get(tool)?.description,
