@@ -30,6 +30,7 @@ import type { Clock } from '../loop/types.js';
 import { listenError } from '../metrics/http.js';
 import { type Metrics, slackBudgetMetrics } from '../metrics/metrics.js';
 import type { RunsQueue } from '../queue/index.js';
+import { createChannelFacts } from '../slack/channel-facts.js';
 import { ACTION_IDS, CALLBACK_IDS } from '../slack/ids.js';
 import { shareRetryAfter } from '../slack/rate/share-retry-after.js';
 import { SlackBudget } from '../slack/rate/slack-budget.js';
@@ -211,6 +212,15 @@ export async function createBotApp(deps: BotAppDeps): Promise<BotApp> {
     starts: createJobBatcher(deps.queue),
     slack,
     groups: createGroupMembers({ lookup: slack.groupMembers, clock, ttlMs: deps.groupCacheTtlMs }),
+    ...(deps.policy.channels.rules.length > 0 && {
+      channelFacts: createChannelFacts({
+        info: slack.channelInfo,
+        clock,
+        ttlMs: deps.policy.approvals.oncallCacheSeconds * 1_000,
+        onFailure: (channel, err) =>
+          deps.logger.warn({ channel, err }, 'channel facts unknown: approvals there fail closed'),
+      }),
+    }),
     oncall: processRoster({
       policy: deps.policy,
       store: deps.store,
@@ -252,6 +262,7 @@ export async function createBotApp(deps: BotAppDeps): Promise<BotApp> {
   };
 }
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: one of the six long functions issue 25 splits next
 function registerListeners(app: App, ctx: BotContext, queueDeadlineMs?: number): void {
   app.error(async (error) => {
     // Bolt passes errors that carry a `code` (every LoopgateError) through as they are.

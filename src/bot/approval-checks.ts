@@ -14,6 +14,7 @@ import { approvalViewNow } from '../slack/approval-view.js';
 import { escapeMrkdwn, slackDate, userMention } from '../slack/mrkdwn.js';
 import { type ApprovalRecord, isApprovalId } from '../store/index.js';
 import { approversText, type Decision, mayDecide, verdictText } from './approvers.js';
+import { channelAtClick } from './channel-at-click.js';
 import type { BotContext } from './context.js';
 
 export interface ApprovalClick {
@@ -84,7 +85,15 @@ export async function checkCardClick(
       `${frozenText(inForce.freezes)}${escapeMrkdwn(inForce.rule)} now denies this \`${escapeMrkdwn(record.tool)}\` call: ${escapeMrkdwn(inForce.reason)}. It cannot be approved now; ${inForce.breakGlass ? `${breakGlassText(inForce.breakGlass.approvers)}, or ` : ''}Reject it, or wait until the freeze ends. Nothing was changed.`,
     );
   }
-  const judged = inForce.kind === 'asked_anew' ? askedAnew(record, inForce.ask) : record;
+  // Per-channel permissions judged now: the channel's rule may refuse the tool or name the approvers.
+  const channel = await channelAtClick(
+    ctx,
+    inForce.kind === 'asked_anew' ? askedAnew(record, inForce.ask) : record,
+    card.channel,
+    decision,
+  );
+  if (channel.kind === 'refused') return refuse(channel.message);
+  const judged = channel.record;
   const verdict = await mayDecide(ctx.policy, judged, click.userId, decision, ctx);
   if (!verdict.ok) {
     // Refused by who is on call now: the clicker is told who is, and the card catches up with a handoff.
@@ -95,7 +104,7 @@ export async function checkCardClick(
       inForce.kind === 'asked_anew' ? `${frozenText(inForce.freezes)}${askedText(inForce.ask)}` : '';
     return refuse(`${why}${verdictText(verdict, judged, decision, shown)}`);
   }
-  if (inForce.kind !== 'asked_anew') return { ok: true, record, card };
+  if (inForce.kind !== 'asked_anew') return { ok: true, record: judged, card };
   return {
     ok: true,
     record: judged,
@@ -107,7 +116,7 @@ export async function checkCardClick(
 
 type CheckContext = Pick<
   BotContext,
-  'store' | 'policy' | 'groups' | 'oncall' | 'clock' | 'slack' | 'background'
+  'store' | 'policy' | 'groups' | 'oncall' | 'clock' | 'slack' | 'background' | 'channelFacts'
 >;
 
 function redrawCard(

@@ -145,7 +145,16 @@ export function queueResume(
         },
       } as const;
       try {
-        await withRetries(() => addRunJob(ctx.queue, job), {
+        const add = () => addRunJob(ctx.queue, job);
+        const send = () =>
+          ctx.telemetry
+            ? ctx.telemetry.queueSend(
+                { queue: ctx.queue.name, job: job.name, runId: record.runId },
+                span,
+                add,
+              )
+            : add();
+        await withRetries(send, {
           delaysMs: ctx.enqueueRetryDelaysMs,
           retryable: (err) => !(err instanceof ZodError),
           onRetry: (err, retry) =>

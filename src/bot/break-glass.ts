@@ -22,6 +22,7 @@ import { type ApprovalRecord, isApprovalId } from '../store/index.js';
 import { type ApprovalClick, type Card, closedText } from './approval-checks.js';
 import { approvalClick, decide, tellClicker } from './approvals.js';
 import { approversText } from './approvers.js';
+import { channelAtClick } from './channel-at-click.js';
 import type { BotContext } from './context.js';
 import type { ClickTarget } from './slack-payloads.js';
 
@@ -35,7 +36,7 @@ const refuse = (message: string): BreakGlassCheck => ({ ok: false, message });
 
 /** The checks of a Break glass click or submission, at `ctx.clock.now()`. */
 export async function checkBreakGlass(
-  ctx: Pick<BotContext, 'store' | 'policy' | 'groups' | 'oncall' | 'clock' | 'slack'>,
+  ctx: Pick<BotContext, 'store' | 'policy' | 'groups' | 'oncall' | 'clock' | 'slack' | 'channelFacts'>,
   click: ApprovalClick,
 ): Promise<BreakGlassCheck> {
   if (!isApprovalId(click.approvalId)) return refuse('This button does not carry a valid approval id.');
@@ -61,6 +62,9 @@ export async function checkBreakGlass(
       `${escapeMrkdwn(inForce.rule)} denies this ${tool} call now and does not allow break glass. Nothing was changed.`,
     );
   }
+  // Break glass overrides the deny rule only: a channel whose permissions refuse the tool now refuses it too.
+  const channel = await channelAtClick(ctx, record, card.channel, 'approve');
+  if (channel.kind === 'refused') return refuse(channel.message);
   if (click.userId === record.requester) {
     return refuse(
       'You asked for this run: nobody can break glass for their own call. Another of its break-glass approvers has to decide. Nothing was changed.',

@@ -5,6 +5,7 @@ import type { Logger } from '../log/logger.js';
 import type { Clock } from '../loop/types.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { RunsQueue } from '../queue/index.js';
+import type { ChannelFactsLookup } from '../slack/channel-facts.js';
 import type { Store } from '../store/index.js';
 import type { RunTracer } from '../telemetry/run-tracer.js';
 import type { Background } from './background.js';
@@ -20,6 +21,8 @@ export interface BotContext {
   starts: JobBatcher;
   slack: BotSlack;
   groups: GroupMembers;
+  /** Channels' names and kinds for per-channel permissions at clicks (conversations.info, cached). */
+  channelFacts?: ChannelFactsLookup;
   /** Who is on call now for on-call approvers (cached in Redis, shared with the workers). */
   oncall?: OncallRoster;
   clock: Clock;

@@ -13,6 +13,7 @@
  */
 
 import { argsHash } from '../loop/hash.js';
+import { withChannelApprovers } from '../policy/channel-rules.js';
 import { checkEditedArgs } from '../policy/edited-args.js';
 import type { AskDecision } from '../policy/gate.js';
 import { decideGate } from '../policy/gate.js';
@@ -30,6 +31,7 @@ import { type ApprovalRecord, nextRoundOf, StoreError } from '../store/index.js'
 import { type ApprovalClick, checkApprovalClick } from './approval-checks.js';
 import { approvalClick } from './approvals.js';
 import { approversText, mayDecide } from './approvers.js';
+import { channelScopeNow } from './channel-at-click.js';
 import type { BotContext } from './context.js';
 import type { ClickTarget } from './slack-payloads.js';
 import { unconfirmedDecisionText } from './unconfirmed-decision.js';
@@ -83,7 +85,9 @@ async function nextRound(
   argsHash: string,
 ): Promise<{ next: ApprovalRecord } | { denied: string }> {
   const now = ctx.clock.now();
-  const decision = decideGate(ctx.policy, record.tool, args, now);
+  // An edited round is asked of the channel's approvers too (per-channel permissions).
+  const channel = record.card ? await channelScopeNow(ctx, record.card.channel) : null;
+  const decision = withChannelApprovers(decideGate(ctx.policy, record.tool, args, now), channel);
   if (decision.kind === 'deny') return { denied: `${decision.rule.label}: ${decision.reason}` };
   const base: ApprovalRecord = {
     ...record,

@@ -105,6 +105,7 @@ function noteNotQueued(ctx: BotContext, received: ReceivedMessage): void {
   ctx.background.run('not queued note', () => ctx.slack.ephemeral(to, NOT_QUEUED_TEXT), fields);
 }
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: one of the six long functions issue 25 splits next
 async function takeMessage(ctx: BotContext, received: ReceivedMessage): Promise<void> {
   const inbound = classifyMessage(received.event, received.botUserId);
   const fields = { eventId: received.eventId, channel: received.event.channel };
@@ -182,7 +183,16 @@ async function takeMessage(ctx: BotContext, received: ReceivedMessage): Promise<
     receivedAt: ctx.clock.now(),
   };
   try {
-    await withRetries(() => ctx.starts.addStart(data), {
+    const add = () => ctx.starts.addStart(data);
+    const send = () =>
+      ctx.telemetry
+        ? ctx.telemetry.queueSend(
+            { queue: ctx.queue.name, job: 'start', runId: runIdForEvent(received.eventId) },
+            span,
+            add,
+          )
+        : add();
+    await withRetries(send, {
       delaysMs: QUEUE_RETRY_DELAYS_MS,
       // Invalid job data stays invalid: only Redis failures are worth another attempt.
       retryable: (err) => !(err instanceof ZodError),

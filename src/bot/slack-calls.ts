@@ -33,6 +33,8 @@ export interface BotSlack {
   groupMembers(groupId: string): Promise<string[]>;
   /** users.lookupByEmail (the raw reply; src/approvers/oncall/slack-email.ts reads it). */
   lookupByEmail(email: string): Promise<unknown>;
+  /** conversations.info (the raw reply; src/slack/channel-facts.ts reads it). */
+  channelInfo(channel: string): Promise<unknown>;
   /** Whether `userId` is a member of the conversation (conversations.members, paged). */
   isMember(channel: string, userId: string): Promise<boolean>;
   /** The prompts offered in an agent pane thread (assistant.threads.setSuggestedPrompts; at most 4). */
@@ -110,6 +112,10 @@ export function botSlack(client: webApi.WebClient, budget?: SlackBudget): BotSla
           client.usergroups.users.list({ usergroup: groupId }),
         ),
       ).users;
+    },
+    channelInfo(channel) {
+      // A click waits on it (per-channel permissions): in line with the cards.
+      return first({ method: 'conversations.info' }, () => client.conversations.info({ channel }));
     },
     lookupByEmail(email) {
       // A click may wait on it (an on-call cache miss): in line with the cards.

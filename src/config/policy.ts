@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { type ApproverEntry, approverList, toolApprovers } from '../approvers/approvers.js';
 import { SCHEMA_FORMS } from '../loop/schema-forms.js';
 import { mcpApproverProblems, mcpSettings } from '../mcp/settings.js';
+import { channelRulesSection } from '../policy/channel-rules.js';
 import { freezeProblems, ruleProblems } from '../policy/checks.js';
 import { freezesSection } from '../policy/freezes.js';
 import { approvalsRuleKeys, rulesSection } from '../policy/rules.js';
@@ -174,6 +175,8 @@ const channelsSection = z.strictObject({
   prompt: z.record(channelId, z.string().max(4000)).default({}),
   /** Runs asked from these channels are in shadow mode whatever the tools' modes say. */
   shadow: z.array(channelId).default([]),
+  /** Per-channel permissions: tools offered, read-only tools, approvers (src/policy/channel-rules.ts). */
+  rules: channelRulesSection,
 });
 
 /** Bounds on what people send, so one person or one thread cannot flood the model or the queue. */
@@ -301,7 +304,7 @@ const policySchema = z.strictObject({
   model: modelSection.default(DEFAULT_MODEL_SECTION),
   budgets: budgetsSection.default({}),
   approvals: approvalsSection.default(() => approvalsSection.parse({})),
-  channels: channelsSection.default({ allow: [], prompt: {}, shadow: [] }),
+  channels: channelsSection.default({ allow: [], prompt: {}, shadow: [], rules: [] }),
   inbound: inboundSection.default(() => inboundSection.parse({})),
   /** Slack surfaces: the agent pane's suggested prompts. */
   slack: slackSection.default(() => slackSection.parse({})),

@@ -6,6 +6,9 @@ import { errorResult } from './observation.js';
 import { tooLongToShow } from './shown-arguments.js';
 import type { AnyTool, RunState, ToolCall, ToolResult } from './types.js';
 
+/** Why a tool the run is not offered was withheld from it (EngineDeps.withheld), or null: unknown tool. */
+export type Withheld = (tool: string) => { code: string; message: string } | null;
+
 export type PreparedCall =
   | { kind: 'error'; call: ToolCall; signature: string; result: ToolResult }
   | { kind: 'read'; call: ToolCall; signature: string; tool: AnyTool; args: unknown }
@@ -40,8 +43,18 @@ export function prepareCall(
   call: ToolCall,
   tools: ReadonlyMap<string, AnyTool>,
   state: RunState,
+  withheld?: Withheld,
 ): PreparedCall {
   try {
+    const refused = tools.has(call.name) ? null : (withheld?.(call.name) ?? null);
+    if (refused) {
+      return {
+        kind: 'error',
+        call,
+        signature: callSignature(call.name, argsHash(call.arguments)),
+        result: errorResult(refused.code, refused.message),
+      };
+    }
     return prepareUnguarded(call, tools, state);
   } catch (err) {
     return invalidArguments(

@@ -385,7 +385,7 @@ async function processTurn(state: RunState, deps: EngineDeps): Promise<StepOutco
   const calls = turnCalls(state);
   const tools = runTools(state, deps);
   const prepared = capCalls(
-    calls.map((c) => prepareCall(c, tools, state)),
+    calls.map((c) => prepareCall(c, tools, state, deps.withheld)),
     state.limits,
   );
 

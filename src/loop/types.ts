@@ -379,7 +379,13 @@ export interface PlanHashes {
 
 export interface EngineDeps {
   model: ModelPort;
+  /** The tools offered to the model in this run. */
   tools: ReadonlyMap<string, AnyTool>;
+  /**
+   * Why a tool that exists but is not in `tools` was withheld from this run (a channel's permissions):
+   * a call to it gets this error result instead of `unknown_tool`. Absent: none withheld.
+   */
+  withheld?: (tool: string) => { code: string; message: string } | null;
   clock: Clock;
   emit: EventSink;
   logger: Logger;

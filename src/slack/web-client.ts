@@ -5,6 +5,7 @@
  */
 import { LogLevel, webApi } from '@slack/bolt';
 import type { Logger } from '../loop/types.js';
+import type { RunTracer } from '../telemetry/run-tracer.js';
 
 export interface SlackClientOptions {
   /** Bot token (`xoxb-…`). */
@@ -22,6 +23,28 @@ export interface SlackClientOptions {
   timeoutMs?: number;
   /** The fetch the client sends with. Default the built-in one. */
   fetch?: typeof fetch;
+  /** Gives each call made inside a traced run a `slack <method>` span (RunTracer.slackCall). */
+  tracer?: RunTracer | null;
+}
+
+/**
+ * A WebClient whose every call goes through `RunTracer.slackCall`. The hook is `apiCall` itself, through
+ * which each method (`chat.postMessage`, `reactions.add`, ...) goes with its retries: the methods bind it
+ * when the client is built, so only a subclass (not a patched instance) reaches them all.
+ */
+class TracedWebClient extends webApi.WebClient {
+  constructor(
+    token: string,
+    options: webApi.WebClientOptions,
+    private readonly tracer: RunTracer,
+  ) {
+    super(token, options);
+  }
+
+  override apiCall(method: string, options?: Record<string, unknown>): Promise<webApi.WebAPICallResult> {
+    const channel = typeof options?.channel === 'string' ? options.channel : undefined;
+    return this.tracer.slackCall({ method, channel }, () => super.apiCall(method, options));
+  }
 }
 
 /** Adapts loopgate's structured logger to the variadic logger @slack/web-api expects. */
@@ -43,7 +66,7 @@ function slackLogger(logger: Logger): webApi.Logger {
 }
 
 export function createSlackWebClient(opts: SlackClientOptions): webApi.WebClient {
-  return new webApi.WebClient(opts.token, {
+  const options: webApi.WebClientOptions = {
     ...(opts.apiUrl ? { slackApiUrl: opts.apiUrl } : {}),
     logger: slackLogger(opts.logger),
     rejectRateLimitedCalls: false,
@@ -56,5 +79,8 @@ export function createSlackWebClient(opts: SlackClientOptions): webApi.WebClient
     },
     timeout: opts.timeoutMs ?? 15_000,
     ...(opts.fetch ? { fetch: opts.fetch } : {}),
-  });
+  };
+  return opts.tracer
+    ? new TracedWebClient(opts.token, options, opts.tracer)
+    : new webApi.WebClient(opts.token, options);
 }

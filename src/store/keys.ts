@@ -85,6 +85,7 @@ export const STORE_LAYOUT = 2;
  *   <p>:thread:{<team>-<channel>-<threadTs>}:active    string the run now working in the thread
  *   <p>:thread:{<team>-<channel>-<threadTs>}:inbox     list  start jobs queued behind that run
  *   <p>:thread:{<team>-<channel>-<threadTs>}:grants    hash  grants in force in the thread (JSON by id)
+ *   <p>:thread:{<team>-<channel>-<threadTs>}:channel   string the channel's facts its runs use (JSON, 1 h)
  *   <p>:thread:{<team>-<channel>-<threadTs>}:pane      hash  an agent pane thread: `viewing` (JSON: the
  *                                                       channel the person looks at), `titled` (1 once
  *                                                       its title was set)
@@ -153,6 +154,8 @@ export interface ThreadKeys {
   grants: string;
   /** hash   an agent pane thread's context (`viewing`) and whether its title was set (`titled`) */
   pane: string;
+  /** string the channel's facts the thread's runs use (src/worker/channel-scope.ts; JSON, expires) */
+  channel: string;
 }
 
 /** Removes hash-tag braces: `{loopgate}` -> `loopgate`, `app:{lg}` -> `app:lg`. */
@@ -209,6 +212,7 @@ export function keyScheme(prefix: string): KeyScheme {
         inbox: `${base}inbox`,
         grants: `${base}grants`,
         pane: `${base}pane`,
+        channel: `${base}channel`,
       };
     },
   };

@@ -1,6 +1,8 @@
 import {
   type Attributes,
   type Context,
+  context,
+  createContextKey,
   defaultTextMapGetter,
   defaultTextMapSetter,
   type Link,
@@ -83,6 +85,33 @@ const slackAttributes = (slack: SlackPlace | undefined): Attributes =>
       }
     : {};
 
+/** Where calls made inside `RunTracer.within` find their parent span, looked up when each call starts. */
+export interface SpanSource {
+  current(): Span | undefined;
+}
+
+const SPAN_SOURCE = createContextKey('loopgate span source');
+
+/** A Slack Web API call as its span describes it. */
+export interface SlackCallFacts {
+  method: string;
+  channel?: string | undefined;
+}
+
+/** A job handed to the queue as its span describes it. */
+export interface QueueSendFacts {
+  queue: string;
+  job: string;
+  runId?: string | undefined;
+}
+
+/** Slack's error code (`channel_not_found`, `ratelimited`) or the client's (`slack_webapi_request_error`). */
+function slackErrorType(err: unknown): string {
+  const e = err as { data?: { error?: unknown }; code?: unknown };
+  if (typeof e?.data?.error === 'string') return e.data.error;
+  return typeof e?.code === 'string' ? e.code : 'error';
+}
+
 export class RunTracer {
   readonly captureContent: boolean;
 
@@ -114,6 +143,90 @@ export class RunTracer {
   /** One stretch of a run in a worker's job, child of the run's trace context `parent`. */
   segment(parent: TraceCarrier | undefined, options: SegmentOptions): RunSegment {
     return new RunSegment(this, this.o.tracer, this.contextOf(parent), options);
+  }
+
+  /**
+   * Runs `fn` so that Slack calls and queue sends made inside it (across awaits: the context manager
+   * started in sdk.ts carries it) become children of `source`'s span of the moment. A source rather than a
+   * span: a worker's job opens its `invoke_agent` span only once it has loaded the run.
+   */
+  within<T>(source: SpanSource, fn: () => T): T {
+    return context.with(context.active().setValue(SPAN_SOURCE, source), fn);
+  }
+
+  /** The span calls made now hang from: the source's, else the active span, else none. */
+  private activeParent(): Context | null {
+    const active = context.active();
+    const span = (active.getValue(SPAN_SOURCE) as SpanSource | undefined)?.current() ?? trace.getSpan(active);
+    return span ? trace.setSpan(active, span) : null;
+  }
+
+  /**
+   * A CLIENT span `slack <method>` for one Web API call, its retries included, when made inside a traced
+   * span; outside one the call goes untraced (a span per background lookup would be noise of its own).
+   */
+  async slackCall<T>(facts: SlackCallFacts, call: () => Promise<T>): Promise<T> {
+    const parent = this.activeParent();
+    if (!parent) return call();
+    const span = this.o.tracer.startSpan(
+      `slack ${facts.method}`,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          'rpc.system': 'slack_web_api',
+          'rpc.method': facts.method,
+          ...(facts.channel ? { 'slack.channel.id': facts.channel } : {}),
+        },
+      },
+      parent,
+    );
+    try {
+      return await call();
+    } catch (err) {
+      span.setAttribute('error.type', slackErrorType(err));
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw err;
+    } finally {
+      span.end();
+    }
+  }
+
+  /**
+   * A PRODUCER span `send <queue>` for a job handed to the queue, child of `parent` (the bot's event or
+   * decision span) or of the active span. The job's data carries the run's context, not this span's: the
+   * worker's stretch stays a child of the event that started the run.
+   */
+  async queueSend<T>(
+    facts: QueueSendFacts,
+    parent: Span | null | undefined,
+    send: () => Promise<T>,
+  ): Promise<T> {
+    const ctx = parent ? trace.setSpan(context.active(), parent) : this.activeParent();
+    if (!ctx) return send();
+    const span = this.o.tracer.startSpan(
+      `send ${facts.queue}`,
+      {
+        kind: SpanKind.PRODUCER,
+        attributes: {
+          'messaging.system': 'bullmq',
+          'messaging.operation.type': 'send',
+          'messaging.operation.name': 'add',
+          'messaging.destination.name': facts.queue,
+          'loopgate.job.name': facts.job,
+          ...(facts.runId ? { 'loopgate.run.id': facts.runId } : {}),
+        },
+      },
+      ctx,
+    );
+    try {
+      return await send();
+    } catch (err) {
+      span.setAttribute('error.type', err instanceof Error ? err.name : 'error');
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw err;
+    } finally {
+      span.end();
+    }
   }
 
   /** Content as JSON, redacted as the logs are: secret keys' values, then every configured secret. */

@@ -1,3 +1,5 @@
+import { context } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
@@ -15,6 +17,17 @@ export interface StartTelemetryOptions {
   redact: (text: string) => string;
 }
 
+let contextManagerRegistered = false;
+
+/**
+ * The active span must follow a job across its awaits for Slack calls to find it (RunTracer.within).
+ * One manager per process: a second start (tests start several) keeps the first.
+ */
+function registerContextManager(): void {
+  if (contextManagerRegistered) return;
+  contextManagerRegistered = context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+}
+
 /**
  * Starts the OpenTelemetry SDK when the OTEL_EXPORTER_OTLP_* variables name an endpoint: a tracer
  * provider with the batch span processor (OTEL_BSP_* tune it) and the OTLP/HTTP exporter (it reads the
@@ -30,6 +43,7 @@ export function startTelemetry(options: StartTelemetryOptions): RunTracer | null
       'process.pid': process.pid,
     }),
   );
+  registerContextManager();
   const provider = new BasicTracerProvider({
     resource,
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],

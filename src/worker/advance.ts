@@ -18,6 +18,7 @@ import { runResultStore } from '../store/result-store.js';
 import type { LoadedRun } from '../store/run-store.js';
 import type { RunSegment } from '../telemetry/run-tracer.js';
 import { budgetDecisionOf, cancelBudgetAsk, postBudgetAsk } from './budget-pause.js';
+import { channelTools, runChannelScope } from './channel-scope.js';
 import { deliverEnd, UNDELIVERED_RETRY_MS } from './deliver-end.js';
 import { engineDeps } from './engine-deps.js';
 import { cancelApprovalCards, markUnknownOutcomes, postPause } from './pause.js';
@@ -120,8 +121,12 @@ export function advanceRun(
     const watched = rt.cancels?.watch(runId);
     const held: SegmentHolder = { jobId, ...(job ? { job } : {}), segment: null };
     let outcome = 'error';
+    // Slack calls of this job hang from its `invoke_agent` span once advanceHeld opened it.
+    const advance = () => advanceHeld(rt, runId, lease, trace, log, 0, prefetched, watched?.signal, held);
     try {
-      const result = await advanceHeld(rt, runId, lease, trace, log, 0, prefetched, watched?.signal, held);
+      const result = await (rt.telemetry
+        ? rt.telemetry.within({ current: () => held.segment?.span }, advance)
+        : advance());
       outcome = result.type;
       return result;
     } finally {
@@ -149,6 +154,7 @@ function continueDecided(
   return advanceHeld(rt, runId, lease, trace, log, rounds + 1, undefined, cancelSignal, held);
 }
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: one of the six long functions issue 25 splits next
 async function advanceHeld(
   rt: WorkerRuntime,
   runId: string,
@@ -206,8 +212,8 @@ async function advanceHeld(
       if (text) void show(text).then(recordPlaceholder);
     }),
     ...(surface && { onModelText: ({ delta }: { delta: string }) => surface.text(delta) }),
-    // A sub-agent's run works with its agent's model and only its agent's tools.
-    ...portsForRun(rt, loaded.state),
+    // A sub-agent's run works with its agent's model and only its agent's tools, within the channel's.
+    ...withChannel(portsForRun(rt, loaded.state), await runChannelScope(rt, ctx)),
     checkpoint: async (state) => {
       if (lease.lost()) log.warn({}, 'checkpoint after a failed lease renewal');
       await checkpointer.checkpoint(state, trace.take());
@@ -313,4 +319,13 @@ async function advanceHeld(
 /** An answer left for later (no Slack slot in time) brings its job back after a while. */
 function delivered(outcome: 'delivered' | 'deferred'): AdvanceResult {
   return outcome === 'deferred' ? { type: 'busy', retryInMs: UNDELIVERED_RETRY_MS } : { type: 'done' };
+}
+
+/** The run's ports with the tools its channel does not allow withheld (src/worker/channel-scope.ts). */
+function withChannel<P extends { tools: EngineDeps['tools'] }>(
+  ports: P,
+  scope: Parameters<typeof channelTools>[1],
+): P & Pick<EngineDeps, 'withheld'> {
+  const { tools, withheld } = channelTools(ports.tools, scope);
+  return { ...ports, tools, ...(withheld ? { withheld } : {}) };
 }

@@ -23,6 +23,7 @@ import { slackBudgetMetrics } from '../metrics/metrics.js';
 import { decideGate } from '../policy/gate.js';
 import { ruleSchemaWarnings } from '../policy/rule-types.js';
 import type { RunsQueue } from '../queue/runs-queue.js';
+import { createChannelFacts } from '../slack/channel-facts.js';
 import { SlackNotifier } from '../slack/notifier.js';
 import { shareRetryAfter } from '../slack/rate/share-retry-after.js';
 import { SlackBudget, SlackBudgetExhausted } from '../slack/rate/slack-budget.js';
@@ -31,6 +32,7 @@ import { createTimeZoneLookup } from '../slack/time-zones.js';
 import { createSlackWebClient } from '../slack/web-client.js';
 import type { Store } from '../store/store.js';
 import { SurfaceMemory } from '../store/surface-memory.js';
+import type { RunTracer } from '../telemetry/run-tracer.js';
 import type { SlackPoster } from '../tools/ports.js';
 import { type Redact, withRedactedFailures } from '../tools/redacted-failures.js';
 import { buildTools } from '../tools/registry.js';
@@ -50,6 +52,8 @@ export interface RuntimeParts {
   stopping: () => boolean;
   /** Replaces configured secret values in tool failures; default none replaced. */
   redact?: Redact;
+  /** The run tracer when traces are exported (its Slack calls get spans). */
+  telemetry?: RunTracer | null;
 }
 
 /**
@@ -57,6 +61,7 @@ export interface RuntimeParts {
  * of the MCP servers, swapped for a new registry whenever a server's list changes), Slack, policy.
  * @throws ConfigError when a tool cannot be built or an MCP tool takes another tool's name.
  */
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: one of the six long functions issue 25 splits next
 export async function buildWorkerRuntime({
   env,
   policy,
@@ -65,6 +70,7 @@ export async function buildWorkerRuntime({
   queue,
   stopping,
   redact = (text) => text,
+  telemetry = null,
 }: RuntimeParts): Promise<WorkerRuntime & { mcp: McpSource }> {
   // One kept-alive HTTP client for the model and Slack: under load the built-in fetch cost most CPU.
   const fetch = createBufferedFetch();
@@ -73,6 +79,7 @@ export async function buildWorkerRuntime({
     apiUrl: env.SLACK_API_URL,
     logger,
     fetch,
+    tracer: telemetry,
   });
   const budget = new SlackBudget({
     store: store.slackBudget,
@@ -157,6 +164,22 @@ export async function buildWorkerRuntime({
     }),
     model,
     tools: registry(),
+    // Per-channel permissions: the channel's name and kind, cached as long as who is on call.
+    ...(policy.channels.rules.length > 0 && {
+      channels: {
+        rules: policy.channels.rules,
+        factsOf: createChannelFacts({
+          info: (channel) =>
+            budget.call({ method: 'conversations.info', priority: 'card' }, () =>
+              client.conversations.info({ channel }),
+            ),
+          clock,
+          ttlMs: policy.approvals.oncallCacheSeconds * 1_000,
+          onFailure: (channel, err) =>
+            logger.warn({ channel, err }, 'channel facts unknown: its channel rules fail closed (no writes)'),
+        }),
+      },
+    }),
     ...(agents.size > 0 ? { agents: { definitions: agents, modelOf, watchMs: DEFAULT_WATCH_MS } } : {}),
     mcp,
     untrustedToolText: (tool) => mcp.tools().get(tool)?.description,
@@ -180,6 +203,7 @@ export async function buildWorkerRuntime({
     },
     clock,
     logger,
+    ...(telemetry ? { telemetry } : {}),
     // Who is on call now, for cards and for grants of on-call approvers (cached in Redis, shared).
     oncall: processRoster({
       policy,

@@ -1,10 +1,12 @@
 import type { ActionRecord, GatedCall, RunState } from '../loop/types.js';
+import { withChannelApprovers } from '../policy/channel-rules.js';
 import { addApprovalTimers } from '../queue/approval-timers.js';
 import { approvalViewFromRecord, approvalViewNow } from '../slack/approval-view.js';
 import type { RunSlackContext } from '../slack/notifier-port.js';
 import type { NewApproval } from '../store/approval-store.js';
 import { approvalIdFor } from '../store/ids.js';
 import { gateOf, grantFor, planApproval, planShadow } from './approval-plan.js';
+import { runChannelScope } from './channel-scope.js';
 import type { WorkerRuntime } from './runtime.js';
 
 /**
@@ -19,7 +21,7 @@ export async function planPauseCall(
   call: GatedCall,
   now: number,
 ): Promise<NewApproval> {
-  const decision = gateOf(rt.policy, call);
+  const decision = withChannelApprovers(gateOf(rt.policy, call), await runChannelScope(rt, ctx));
   const shadow = rt.policy.shadow?.(call.tool, ctx.channelId) ?? null;
   if (shadow !== null) return planShadow(rt, call, decision, shadow, now);
   return planApproval(rt, call, decision, now, await grantFor(rt, ctx, run, call, decision, now));

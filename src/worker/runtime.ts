@@ -11,6 +11,7 @@ import type { Approvers } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import type { RunTracer } from '../telemetry/run-tracer.js';
 import type { CancelWatch } from './cancel-watch.js';
+import type { RunChannels } from './channel-scope.js';
 import type { RequesterSlots } from './requester-slots.js';
 
 /** What the worker needs to know of the policy, so tests can pass it without a config file. */
@@ -81,6 +82,8 @@ export interface WorkerRuntime {
    * where a tool is first used, so people can read what the model was told about it.
    */
   untrustedToolText?: (tool: string) => string | undefined;
+  /** Per-channel permissions (`channels.rules`, src/worker/channel-scope.ts); absent: none. */
+  channels?: RunChannels;
   /** The sub-agents of the policy (`agents:`); absent: none. Their `ask_` tools are in `tools`. */
   agents?: AgentRuntime;
   /**

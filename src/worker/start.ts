@@ -62,6 +62,7 @@ export interface StartWorkerOptions {
  * current steps finish (each job hands its run back at the next step boundary, for another worker to
  * continue) and closes its connections.
  */
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: one of the six long functions issue 25 splits next
 export async function startWorker(options: StartWorkerOptions = {}) {
   const env = loadEnv(process.env, { need: 'worker' });
   const policy = await loadPolicy(env.LOOPGATE_CONFIG);
@@ -93,6 +94,9 @@ export async function startWorker(options: StartWorkerOptions = {}) {
   });
   const metrics = options.metrics ?? metricsFor(store, queue);
   let stopping = false;
+  const telemetry =
+    options.telemetry ??
+    startTelemetry({ service: 'loopgate-worker', env: process.env, logger, redact: secrets.text });
   // Not spread: the MCP source replaces `rt.tools` when a server's tool list changes.
   const rt = await buildWorkerRuntime({
     env,
@@ -102,12 +106,9 @@ export async function startWorker(options: StartWorkerOptions = {}) {
     queue,
     stopping: () => stopping,
     redact: secrets.text,
+    telemetry,
   });
   rt.metrics = metrics;
-  const telemetry =
-    options.telemetry ??
-    startTelemetry({ service: 'loopgate-worker', env: process.env, logger, redact: secrets.text });
-  if (telemetry) rt.telemetry = telemetry;
   rt.requesterSlots = new RequesterSlots(env.WORKER_MAX_RUNS_PER_REQUESTER);
   rt.cancels = new CancelWatch({
     isCancelled: (runId) => store.runs.cancelRecorded(runId),

@@ -108,3 +108,50 @@ it('an edit from staging to prod is asked under the prod rule, with its own time
   expect(ids).toContain(remindJobId(next!.approvalId, 50));
   expect(ids).not.toContain(escalateJobId(next!.approvalId));
 });
+
+it("an edited round in a channel whose rule names approvers is asked of the channel's, with the rule's quorum", async () => {
+  fx = await startBotFixture({
+    policyYaml: `${POLICY}channels:\n  rules:\n    - match: { id: ${CHANNEL} }\n      approvers: [${MANAGER}, U0CHAN]\n`,
+  });
+  const pending = await fx.pendingApproval({
+    tool: 'deploy',
+    args: { service: 'payments', env: 'staging' },
+    expiresInMs: 120 * 60_000,
+    approvers: { users: [MANAGER, 'U0CHAN'], groups: [] },
+    policy: { schema: SCHEMA, rule: 'rule 1 of deploy (staging)' },
+  });
+  const triggerId = makeTriggerId();
+  await fx.click({
+    user: MANAGER,
+    channel: CHANNEL,
+    messageTs: pending.cardTs,
+    threadTs: pending.threadTs,
+    action: { actionId: ACTION_IDS.edit, value: pending.approvalId },
+    triggerId,
+  });
+  await fx.bot.idle();
+  const view = fx.fake.callsOf('views.open').find((c) => c.args.trigger_id === triggerId)?.args.view as {
+    private_metadata: string;
+  };
+  const res = await fx.post(
+    interactivityBody(
+      viewSubmissionPayload(fx.id, {
+        user: MANAGER,
+        callbackId: CALLBACK_IDS.edit,
+        privateMetadata: view.private_metadata,
+        values: {
+          'arg:service': { value: { type: 'plain_text_input', value: 'payments' } },
+          'arg:env': { value: { type: 'static_select', selected_option: { value: 'prod' } } },
+        },
+      }),
+    ),
+  );
+  expect(res.status).toBe(200);
+  await fx.bot.idle();
+  expect(await fx.store.approvals.get(nextRoundOf(pending.approvalId))).toMatchObject({
+    status: 'pending',
+    rule: 'rule 2 of deploy (prod)',
+    approvers: { users: [MANAGER, 'U0CHAN'], groups: [] },
+    quorum: 2,
+  });
+});

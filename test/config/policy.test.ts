@@ -36,7 +36,7 @@ describe('parsePolicy', () => {
       trusted: [],
     });
     expect(policy.rules).toEqual({});
-    expect(policy.channels).toEqual({ allow: [], prompt: {}, shadow: [] });
+    expect(policy.channels).toEqual({ allow: [], prompt: {}, shadow: [], rules: [] });
     expect(policy.custom).toEqual([]);
   });
 

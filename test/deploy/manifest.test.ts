@@ -49,6 +49,8 @@ const METHOD_SCOPES: Record<string, string | readonly string[] | null> = {
   'users.lookupByEmail': 'users:read.email',
   // Public and private channels; in a DM only its requester may cancel, so im:read is not asked for.
   'conversations.members': ['channels:read', 'groups:read'],
+  // Per-channel permissions; a DM is known by its D… id, so im:read is not asked for.
+  'conversations.info': ['channels:read', 'groups:read'],
   'conversations.replies': 'channels:history',
   'assistant.threads.setStatus': 'assistant:write',
   'assistant.threads.setSuggestedPrompts': 'assistant:write',

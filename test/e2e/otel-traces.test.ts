@@ -127,6 +127,35 @@ describe('OpenTelemetry traces of a run across a pause and a restart', { timeout
       'loopgate.approval.decision': 'approved',
     });
 
+    // Queue hops: the bot hands each job to the queue under the span that caused it.
+    const sends = trace.filter((s) => s.name.startsWith('send '));
+    const startSend = sends.find((s) => s.attributes['loopgate.job.name'] === 'start');
+    const resumeSend = sends.find((s) => s.attributes['loopgate.job.name'] === 'resume');
+    expect(startSend?.parentSpanId).toBe(root.spanId);
+    expect(resumeSend?.parentSpanId).toBe(decision.spanId);
+    for (const send of [startSend, resumeSend]) {
+      expect(send?.kind).toBe(4);
+      expect(send?.resource['service.name']).toBe('loopgate-bot');
+      expect(send?.attributes).toMatchObject({
+        'messaging.system': 'bullmq',
+        'messaging.operation.type': 'send',
+        'messaging.destination.name': expect.any(String),
+        'loopgate.run.id': runId,
+      });
+    }
+
+    // Slack calls: the card is posted in the first stretch, the answer in the resumed one.
+    const slackCalls = (stretch: ReceivedSpan) =>
+      trace.filter((s) => s.parentSpanId === stretch.spanId && s.name.startsWith('slack '));
+    const cardPost = slackCalls(first).find((s) => s.name === 'slack chat.postMessage');
+    expect(cardPost?.kind).toBe(3);
+    expect(cardPost?.attributes).toMatchObject({
+      'rpc.system': 'slack_web_api',
+      'rpc.method': 'chat.postMessage',
+      'slack.channel.id': c.channel,
+    });
+    expect(slackCalls(resumed).map((s) => s.name)).toContain('slack chat.postMessage');
+
     // No content by default: not the question, not the arguments, not the answer.
     const keys = trace.flatMap((s) => Object.keys(s.attributes));
     for (const key of ['gen_ai.input.messages', 'gen_ai.output.messages', 'gen_ai.tool.call.arguments']) {

@@ -48,6 +48,8 @@ export interface ReceivedSpan {
   /** Empty for a root span. */
   parentSpanId: string;
   name: string;
+  /** OTLP's SpanKind: 1 internal, 2 server, 3 client, 4 producer, 5 consumer. */
+  kind: number;
   startMs: number;
   endMs: number;
   attributes: Record<string, AttributeValue>;
@@ -103,6 +105,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
               spanId: s.spanId,
               parentSpanId: s.parentSpanId ?? '',
               name: s.name,
+              kind: s.kind ?? 0,
               startMs: Number(BigInt(s.startTimeUnixNano) / 1_000_000n),
               endMs: Number(BigInt(s.endTimeUnixNano) / 1_000_000n),
               attributes: attributesOf(s.attributes),

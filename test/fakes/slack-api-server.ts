@@ -213,6 +213,8 @@ export interface FakeSlack {
   setGroupMembers(groupId: string, users: string[]): void;
   /** Replaces a channel's members (conversations.members, conversations.info's is_member). */
   setChannelMembers(channel: string, users: string[]): void;
+  /** Names a channel (conversations.info's `name`; default the id in lower case). */
+  setChannelName(channel: string, name: string): void;
   /** Replaces the bot token's granted scopes (see FakeSlackOptions.scopes). */
   setScopes(scopes: readonly string[]): void;
   setUser(user: Partial<FakeUser> & { id: string }): void;
@@ -395,6 +397,7 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
   const statuses = new Map<string, string>();
   const groups = new Map(Object.entries(opts.groups ?? {}));
   const channelMembers = new Map(Object.entries(opts.channelMembers ?? {}));
+  const channelNames = new Map<string, string>();
   const users = new Map<string, Partial<FakeUser>>(Object.entries(opts.users ?? {}));
   let scopes = [...(opts.scopes ?? MANIFEST_SCOPES)];
 
@@ -717,10 +720,11 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
       return ok({
         channel: {
           id,
-          name: kind === 'D' ? undefined : id.toLowerCase(),
+          name: kind === 'D' ? undefined : (channelNames.get(id) ?? id.toLowerCase()),
           is_channel: kind === 'C',
           is_group: kind === 'G',
           is_im: kind === 'D',
+          is_mpim: false,
           is_private: kind !== 'C',
           is_member: members ? members.includes(botUserId) : true,
           context_team_id: teamId,
@@ -896,6 +900,9 @@ export async function startFakeSlack(opts: FakeSlackOptions = {}): Promise<FakeS
     },
     setChannelMembers: (channel, members) => {
       channelMembers.set(channel, [...members]);
+    },
+    setChannelName: (channel, name) => {
+      channelNames.set(channel, name);
     },
     setScopes: (granted) => {
       scopes = [...granted];

@@ -51,6 +51,7 @@ export const SLACK_DOCUMENTED_LIMITS: Readonly<Record<string, FakeRateLimit>> = 
   'users.info': tier(100),
   'users.lookupByEmail': tier(50),
   'conversations.members': tier(100),
+  'conversations.info': tier(50),
 };
 
 export type RateVerdict = { ok: true } | { ok: false; retryAfterSec: number };

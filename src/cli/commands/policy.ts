@@ -5,6 +5,7 @@ import { explanationText } from '../../policy/describe.js';
 import { explainGate } from '../../policy/gate.js';
 import { CHANGES, type Change } from '../../policy/replay.js';
 import { parseCommandLine } from '../args.js';
+import { channelFactsOf, explainChannel } from '../channel-explain.js';
 import type { CliContext, Command } from '../command.js';
 import { UsageError } from '../errors.js';
 import { json, utc, write } from '../format.js';
@@ -21,7 +22,8 @@ approvers. Nothing runs and nothing is stored; the arguments are taken as given 
 tool's schema). When the call would be in shadow mode (approvals.mode, the tool's mode, or --channel listed
 in channels.shadow) it says so: it would not run, and its card would ask what people would decide. Rules
 on change freezes (when: { freeze: … }) are judged at --at (default now); the freezes in force are listed
-when the policy has any.
+when the policy has any. With --channel it says which channel rule decides and what it changes; the
+approvers named (on-call sources included) are the ones in force for that channel.
 
 policy replay: the write and notify calls decided from --since to --until (read from the audit log, each
 with the arguments of its approval record; needs REDIS_URL), decided again under <proposed.yaml>. Prints
@@ -30,7 +32,9 @@ would do: no_longer_offered (the tool is not enabled), newly_allowed (runs witho
 newly_denied, no_longer_allowed, no_longer_denied, approvers (other people asked), quorum. Calls whose
 approval record has expired are counted, not replayed. Nothing runs and nothing is stored.
 
-  --channel <id>       policy test: the channel the call is asked from (for channels.shadow)
+  --channel <channel>  policy test: the channel the call is asked from: an id (C0123, D0123), #name or
+                       dm; says which channels.rules entry decides (tools offered, read-only, approvers)
+                       and applies channels.shadow
   --at <time>          policy test: the moment the call is judged (ISO 8601, or a span back from now:
                        2h), for freezes; default now
   --config <path>      policy test: the policy file; default LOOPGATE_CONFIG, else ./loopgate.yaml
@@ -38,7 +42,7 @@ approval record has expired are counted, not replayed. Nothing runs and nothing 
   --until <time>       replay: end of the range, default now
   --fail-on <changes>  replay: exit 3 when any call changes in one of these ways (comma-separated change
                        names above, or any), e.g. --fail-on newly_allowed for CI
-  --json               print JSON: policy test {"tool", "at", "freezes", "tried", "decision", "shadow"}; policy replay the report`;
+  --json               print JSON: policy test {"tool", "at", "freezes", "tried", "decision", "shadow", "channel"}; policy replay the report`;
 
 const options = {
   config: { type: 'string' },
@@ -96,22 +100,41 @@ async function policyTest(positionals: string[], values: Values, ctx: CliContext
   if (at === undefined) throw new UsageError(`--at: not a time: ${JSON.stringify(values.at)}`, help);
   const path = values.config ?? (ctx.env.LOOPGATE_CONFIG || './loopgate.yaml');
   const policy = await loadPolicy(path, { env: ctx.env });
-  const { tried, decision, freezes } = explainGate(policy, tool, args, at);
+  const facts = values.channel === undefined ? null : channelFactsOf(values.channel);
+  if (values.channel !== undefined && facts === null)
+    throw new UsageError(
+      `--channel: expected a channel id, #name or dm: ${JSON.stringify(values.channel)}`,
+      help,
+    );
+  const explained = explainGate(policy, tool, args, at);
+  const { tried, freezes } = explained;
+  const channel = facts ? explainChannel(policy, tool, explained.decision, facts) : null;
+  const decision = channel?.decision ?? explained.decision;
   // Said only where the policy has freezes: without them the moment changes nothing.
   const frozen =
     Object.keys(policy.freezes).length === 0
       ? ''
       : `at ${utc(at)}: ${freezes?.length ? `freezes in force: ${freezes.join(', ')}` : 'no freeze in force'}\n`;
   // A deny rule denies in shadow mode too: only calls that would run or be asked are shadowed.
-  const why = decision.kind === 'deny' ? null : shadowReason(policy, tool, values.channel);
+  const why = decision.kind === 'deny' ? null : shadowReason(policy, tool, facts?.id || undefined);
   const shadowLine = why
     ? `shadow mode (${why}): the call would NOT run; its card would say "Shadow: this will not run" and ask what people would decide, and the model would be told it was not executed\n`
     : '';
   await write(
     ctx.stdout,
     values.json
-      ? json({ tool, at: utc(at), freezes, tried, decision, shadow: why })
-      : `${tool} ${JSON.stringify(args)}\n${frozen}${explanationText(tool, tried, decision)}${shadowLine}`,
+      ? json({
+          tool,
+          at: utc(at),
+          freezes,
+          tried,
+          decision,
+          shadow: why,
+          ...(channel && {
+            channel: { channel: channel.channel, rule: channel.scope.label, refused: channel.refused },
+          }),
+        })
+      : `${tool} ${JSON.stringify(args)}\n${frozen}${channel?.text ?? ''}${explanationText(tool, tried, decision)}${shadowLine}`,
   );
   return 0;
 }

@@ -48,6 +48,7 @@ export const METHOD_LIMITS: Readonly<Record<string, Limit>> = {
   'views.publish': 'tier4',
   'usergroups.users.list': 'tier2',
   'conversations.members': 'tier4',
+  'conversations.info': 'tier3',
   'users.info': 'tier4',
   'users.lookupByEmail': 'tier3',
 };
