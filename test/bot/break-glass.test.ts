@@ -291,3 +291,44 @@ describe('property', () => {
     );
   }, 180_000);
 });
+
+describe('break glass and channel permissions', () => {
+  let quiet: BotFixture;
+  beforeAll(async () => {
+    const channels = `channels:\n  rules:\n    - name: quiet\n      match: { id: ${CHANNEL} }\n      tools: [http_get]\n`;
+    quiet = await startBotFixture({ policyYaml: `${POLICY}${channels}`, clock: { now: () => now } });
+  });
+  afterAll(async () => {
+    await quiet?.cleanup();
+  });
+
+  it('overrides the deny rule only: a channel whose permissions refuse the tool refuses break glass too', async () => {
+    now = T0;
+    const pending = await quiet.pendingApproval({
+      tool: 'deploy',
+      args: ARGS,
+      expiresInMs: 120 * MIN,
+      policy: { breakGlass: 'offered' },
+    });
+    now = T0 + 25 * MIN;
+    const res = await quiet.post(
+      interactivityBody(
+        viewSubmissionPayload(quiet.id, {
+          user: LEAD,
+          callbackId: CALLBACK_IDS.breakGlass,
+          privateMetadata: JSON.stringify({
+            approvalId: pending.approvalId,
+            channel: CHANNEL,
+            messageTs: pending.cardTs,
+          }),
+          values: {
+            reason: { value: { type: 'plain_text_input', value: 'payments down' } },
+            incident: { value: { type: 'plain_text_input', value: 'INC-9' } },
+          },
+        }),
+      ),
+    );
+    expect(await res.text()).toContain("This channel's permissions do not allow this `deploy` call now");
+    expect((await quiet.store.approvals.get(pending.approvalId))?.status).toBe('pending');
+  });
+});
