@@ -105,7 +105,6 @@ function noteNotQueued(ctx: BotContext, received: ReceivedMessage): void {
   ctx.background.run('not queued note', () => ctx.slack.ephemeral(to, NOT_QUEUED_TEXT), fields);
 }
 
-// biome-ignore lint/complexity/noExcessiveLinesPerFunction: one of the six long functions issue 25 splits next
 async function takeMessage(ctx: BotContext, received: ReceivedMessage): Promise<void> {
   const inbound = classifyMessage(received.event, received.botUserId);
   const fields = { eventId: received.eventId, channel: received.event.channel };
@@ -159,6 +158,35 @@ async function takeMessage(ctx: BotContext, received: ReceivedMessage): Promise<
 
   // A question in the agent pane (a DM thread): what the person looks at goes with it, as data.
   const viewing = inbound.kind === 'dm' ? await paneContextFor(ctx, thread, inbound.text, fields) : undefined;
+  const queued = await queueStart(ctx, received, inbound, viewing, fields);
+  if (queued === 'invalid') {
+    // A redelivery would be just as invalid: acked, logged, and the person told.
+    note('invalid job note', INVALID_JOB_TEXT);
+    return;
+  }
+  ctx.logger.info({ ...fields, kind: inbound.kind, retryNum: received.retryNum }, 'start job queued');
+
+  if (inbound.inThread && firstDelivery) {
+    ctx.background.run(
+      'waiting-for-approval note',
+      () => noteIfAwaitingApproval(ctx, thread, to, activeRunId),
+      fields,
+    );
+  }
+}
+
+/**
+ * Queues the question's start job (retried while Redis fails; a failure left is thrown, so the event
+ * stays unacked), under the event's span: the run's trace starts with it and the worker's stretches are
+ * its children. 'invalid': the job data failed validation and nothing was queued.
+ */
+async function queueStart(
+  ctx: BotContext,
+  received: ReceivedMessage,
+  inbound: Extract<Inbound, { take: true }>,
+  viewing: StartJobData['viewing'],
+  fields: Record<string, unknown>,
+): Promise<'queued' | 'invalid'> {
   // The run's trace starts with the event: the worker's stretches of the run are its children.
   const span = ctx.telemetry?.startSpan(`slack.event ${inbound.kind}`, {
     'slack.event.id': received.eventId,
@@ -203,21 +231,11 @@ async function takeMessage(ctx: BotContext, received: ReceivedMessage): Promise<
     span?.setAttribute('error.type', err instanceof ZodError ? 'invalid_job' : 'queue_unreachable');
     span?.end();
     if (!(err instanceof ZodError)) throw err;
-    // A redelivery would be just as invalid: acked, logged, and the person told.
     ctx.logger.error({ ...fields, err }, 'start job data invalid: not queued');
-    note('invalid job note', INVALID_JOB_TEXT);
-    return;
+    return 'invalid';
   }
   span?.end();
-  ctx.logger.info({ ...fields, kind: inbound.kind, retryNum: received.retryNum }, 'start job queued');
-
-  if (inbound.inThread && firstDelivery) {
-    ctx.background.run(
-      'waiting-for-approval note',
-      () => noteIfAwaitingApproval(ctx, thread, to, activeRunId),
-      fields,
-    );
-  }
+  return 'queued';
 }
 
 const MINUTE_MS = 60_000;

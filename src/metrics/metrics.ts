@@ -87,7 +87,7 @@ function within<T>(read: () => Promise<T>, ms: number): Promise<T> {
   return Promise.race([read(), limit]).finally(() => clearTimeout(timer));
 }
 
-// biome-ignore lint/complexity/noExcessiveLinesPerFunction: one of the six long functions issue 25 splits next
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a long function issue 25 splits next
 export function createMetrics(
   sources: MetricsSources = {},
   options: { defaultMetrics?: boolean } = {},

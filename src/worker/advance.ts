@@ -154,7 +154,7 @@ function continueDecided(
   return advanceHeld(rt, runId, lease, trace, log, rounds + 1, undefined, cancelSignal, held);
 }
 
-// biome-ignore lint/complexity/noExcessiveLinesPerFunction: one of the six long functions issue 25 splits next
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a long function issue 25 splits next
 async function advanceHeld(
   rt: WorkerRuntime,
   runId: string,

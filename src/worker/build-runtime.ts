@@ -61,7 +61,7 @@ export interface RuntimeParts {
  * of the MCP servers, swapped for a new registry whenever a server's list changes), Slack, policy.
  * @throws ConfigError when a tool cannot be built or an MCP tool takes another tool's name.
  */
-// biome-ignore lint/complexity/noExcessiveLinesPerFunction: one of the six long functions issue 25 splits next
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a long function issue 25 splits next
 export async function buildWorkerRuntime({
   env,
   policy,

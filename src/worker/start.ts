@@ -62,7 +62,7 @@ export interface StartWorkerOptions {
  * current steps finish (each job hands its run back at the next step boundary, for another worker to
  * continue) and closes its connections.
  */
-// biome-ignore lint/complexity/noExcessiveLinesPerFunction: one of the six long functions issue 25 splits next
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a long function issue 25 splits next
 export async function startWorker(options: StartWorkerOptions = {}) {
   const env = loadEnv(process.env, { need: 'worker' });
   const policy = await loadPolicy(env.LOOPGATE_CONFIG);
