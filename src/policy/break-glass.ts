@@ -44,7 +44,7 @@ export function breakGlassInForce(
     reason: current.reason,
     approvers: current.breakGlass.approvers,
     ...(current.breakGlass.auditChannel ? { auditChannel: current.breakGlass.auditChannel } : {}),
-    freezes: freezesAt(policy, now) ?? [],
+    freezes: freezesAt(policy, now)?.inForce ?? [],
   };
 }
 

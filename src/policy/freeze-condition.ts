@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import type { Verdict } from './conditions.js';
+import type { FreezeState } from './freezes.js';
 
 const name = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, { error: 'expected a freeze name' });
 
@@ -28,12 +29,16 @@ export const freezeCondition = z
 
 /**
  * Whether `condition` holds when the freezes `active` are in force; `unknown` when the moment is not
- * known (`active` null): src/policy/gate.ts then fails closed, as for an undecidable argument.
+ * known (`active` null), or when a freeze it names has a calendar that could not be read and the known
+ * freezes do not settle it: src/policy/gate.ts then fails closed, as for an undecidable argument.
  */
-export function freezeVerdict(condition: FreezeCondition, active: readonly string[] | null): Verdict {
+export function freezeVerdict(condition: FreezeCondition, active: FreezeState | null): Verdict {
   if (active === null) return 'unknown';
-  const inForce = condition.names ? condition.names.some((n) => active.includes(n)) : active.length > 0;
-  return inForce === condition.inForce ? 'holds' : 'fails';
+  const named = (list: readonly string[]) =>
+    condition.names ? condition.names.some((n) => list.includes(n)) : list.length > 0;
+  if (named(active.inForce)) return condition.inForce ? 'holds' : 'fails';
+  if (named(active.unknown)) return 'unknown';
+  return condition.inForce ? 'fails' : 'holds';
 }
 
 /** The condition as the operator would read it back: `a freeze is in force`, `year-end is in force`. */
@@ -44,8 +49,10 @@ export function describeFreeze(condition: FreezeCondition): string {
 }
 
 /** Why the condition does not hold at a moment, for `loopgate policy test`. */
-export function freezeMiss(condition: FreezeCondition, active: readonly string[] | null): string {
+export function freezeMiss(condition: FreezeCondition, active: FreezeState | null): string {
   if (active === null) return 'freeze: the time is not known';
-  const now = active.length > 0 ? `in force: ${active.join(', ')}` : 'no freeze is in force';
-  return `freeze: expected ${describeFreeze(condition)}, ${now}`;
+  const now = active.inForce.length > 0 ? `in force: ${active.inForce.join(', ')}` : 'no freeze is in force';
+  const unknown =
+    active.unknown.length > 0 ? `; not known (calendar unread): ${active.unknown.join(', ')}` : '';
+  return `freeze: expected ${describeFreeze(condition)}, ${now}${unknown}`;
 }

@@ -10,6 +10,8 @@
  *       timeZone: America/New_York
  *       weekly:                                  # every week; `to` before `from` runs over the week's end
  *         - { from: "fri 18:00", to: "mon 08:00" }
+ *     launches:
+ *       calendar: { urlEnv: FREEZE_CALENDAR_URL }  # an iCalendar feed: its events are the windows
  *
  * Rules use them under `when` (src/policy/rules.ts): `freeze: true` (any freeze in force), `freeze: false`
  * (none), or a freeze's name (or a list of names: any of them). Whether a freeze is in force is a pure
@@ -17,6 +19,11 @@
  * read with Intl, is compared with the written wall times, so no offset is ever computed by hand and a
  * daylight-saving change moves the window with the clocks. In the hour a "fall back" repeats, a wall time
  * in that hour is in force both times.
+ *
+ * A calendar freeze's windows are the events of its feed, read by src/policy/calendar/ and held in the
+ * freeze's `view` cell: the one part of a loaded policy that changes after load. Until the feed has been
+ * read, and once the last good reading is stale, whether that freeze is in force is unknown, and the gate
+ * treats a rule on it as undecidable (failing closed: never allowed by it, asked of people).
  */
 import { z } from 'zod';
 
@@ -73,14 +80,76 @@ const weeklyWindow = z
   .strictObject({ from: weekTime, to: weekTime })
   .refine((w) => w.from !== w.to, { error: 'from and to are the same time: an empty window', path: ['to'] });
 
+/** A calendar event, or an occurrence of a recurring one, as instants (ms): start included, end excluded. */
+export interface Interval {
+  start: number;
+  end: number;
+}
+
+/** What this process knows of a calendar feed: its intervals, or why it does not know them. */
+export type CalendarView =
+  | { kind: 'read'; intervals: readonly Interval[]; readAt: number }
+  | { kind: 'unknown'; why: string };
+
+/** Mutable on purpose: the refresher (src/policy/calendar/refresher.ts) replaces `current`. */
+export interface CalendarCell {
+  current: CalendarView;
+}
+
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
+  error: 'expected the name of an environment variable (letters, digits, _)',
+});
+
+/** `https://…`, `http://…` or `webcal://…` (read as https, as calendar apps do). */
+const feedUrl = z
+  .string({ error: 'expected an https, http or webcal URL' })
+  .refine((s) => URL.canParse(s) && /^(https?|webcal):$/.test(new URL(s).protocol), {
+    error: 'expected an https, http or webcal URL',
+  });
+
+/**
+ * `calendar: { url | urlEnv, refreshMinutes, staleAfterMinutes, match }`. A feed's address often is its
+ * only secret (a "secret address in iCal format"), so `urlEnv` names a variable holding it; the address is
+ * never logged either way.
+ */
+const calendarSchema = z
+  .strictObject({
+    url: feedUrl.optional(),
+    urlEnv: envName.optional(),
+    refreshMinutes: z.number().int().min(1).max(1440).default(15),
+    /** How long the last good reading is trusted when the feed cannot be read. Default 4 refreshes, ≥ 1 h. */
+    staleAfterMinutes: z
+      .number()
+      .int()
+      .min(1)
+      .max(7 * 24 * 60)
+      .optional(),
+    /** Only events whose SUMMARY contains this text (any case) are windows; default every event. */
+    match: z.string().min(1).max(200).optional(),
+  })
+  .refine((c) => (c.url === undefined) !== (c.urlEnv === undefined), {
+    error: 'expected url or urlEnv (one of them)',
+  })
+  .transform((c) => ({
+    ...c,
+    staleAfterMinutes: c.staleAfterMinutes ?? Math.max(60, 4 * c.refreshMinutes),
+    view: { current: { kind: 'unknown', why: 'the calendar has not been read yet' } } as CalendarCell,
+  }))
+  .refine((c) => c.staleAfterMinutes >= c.refreshMinutes, {
+    error: 'staleAfterMinutes must be at least refreshMinutes',
+    path: ['staleAfterMinutes'],
+  });
+export type FreezeCalendar = z.output<typeof calendarSchema>;
+
 const freezeSchema = z
   .strictObject({
     timeZone: timeZone.default('UTC'),
     windows: z.array(oneOffWindow).max(100, { error: 'expected at most 100 windows' }).default([]),
     weekly: z.array(weeklyWindow).max(50, { error: 'expected at most 50 weekly windows' }).default([]),
+    calendar: calendarSchema.optional(),
   })
-  .refine((f) => f.windows.length + f.weekly.length > 0, {
-    error: 'expected windows or weekly (a freeze with neither is never in force)',
+  .refine((f) => f.windows.length + f.weekly.length > 0 || f.calendar !== undefined, {
+    error: 'expected windows, weekly or calendar (a freeze with none of them is never in force)',
   });
 export type Freeze = z.output<typeof freezeSchema>;
 
@@ -126,8 +195,8 @@ export function wallClock(now: number, zone: string): { text: string; minuteOfWe
   };
 }
 
-/** Whether `freeze` is in force at `now`. */
-export function freezeInForce(freeze: Freeze, now: number): boolean {
+/** Whether one of `freeze`'s written windows (one-off or weekly) holds `now`. */
+function inWrittenWindow(freeze: Freeze, now: number): boolean {
   const { text, minuteOfWeek } = wallClock(now, freeze.timeZone);
   if (freeze.windows.some((w) => w.start <= text && text < w.end)) return true;
   return freeze.weekly.some((w) =>
@@ -137,9 +206,37 @@ export function freezeInForce(freeze: Freeze, now: number): boolean {
   );
 }
 
-/** The names of the freezes in force at `now`, in the order the policy lists them. */
-export function activeFreezes(freezes: FreezesSection, now: number): string[] {
-  return Object.entries(freezes)
-    .filter(([, freeze]) => freezeInForce(freeze, now))
-    .map(([name]) => name);
+/**
+ * Whether `freeze` is in force at `now`: `unknown` only when no written window holds it and its calendar
+ * has no trusted reading.
+ */
+export function freezeInForce(freeze: Freeze, now: number): boolean | 'unknown' {
+  if (inWrittenWindow(freeze, now)) return true;
+  const view = freeze.calendar?.view.current;
+  if (!view) return false;
+  if (view.kind === 'unknown') return 'unknown';
+  return view.intervals.some((i) => i.start <= now && now < i.end);
+}
+
+/** The freezes in force at a moment by name, and those whose calendar could not tell. */
+export interface FreezeState {
+  inForce: readonly string[];
+  unknown: readonly string[];
+}
+
+/** The freezes in force at `now` (and those not known), in the order the policy lists them. */
+export function activeFreezes(freezes: FreezesSection, now: number): FreezeState {
+  const inForce: string[] = [];
+  const unknown: string[] = [];
+  for (const [name, freeze] of Object.entries(freezes)) {
+    const state = freezeInForce(freeze, now);
+    if (state === true) inForce.push(name);
+    else if (state === 'unknown') unknown.push(name);
+  }
+  return { inForce, unknown };
+}
+
+/** The calendar freezes of a policy by name (what the refresher reads). */
+export function calendarFreezes(freezes: FreezesSection): [string, FreezeCalendar][] {
+  return Object.entries(freezes).flatMap(([name, f]) => (f.calendar ? [[name, f.calendar] as const] : []));
 }

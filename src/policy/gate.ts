@@ -11,7 +11,7 @@ import type { Policy } from '../config/policy.js';
 import { approversFor } from '../config/policy-limits.js';
 import { conditionMiss, conditionVerdict, type Verdict, valuesAt } from './conditions.js';
 import { freezeMiss, freezeVerdict } from './freeze-condition.js';
-import { activeFreezes } from './freezes.js';
+import { activeFreezes, type FreezeState } from './freezes.js';
 import type { GrantSpec, Rule } from './rules.js';
 
 /** The rule that decided, as people read it. */
@@ -77,10 +77,11 @@ function conditionOn(rule: Rule, c: Rule['conditions'][number], args: unknown): 
 }
 
 /**
- * The freezes in force at the moment a call is judged, by name; null when no moment is given, which
- * makes every freeze condition undecidable (failing closed, like an argument that reads as no number).
+ * The freezes in force at the moment a call is judged, by name (and those whose calendar could not tell);
+ * null when no moment is given, which makes every freeze condition undecidable (failing closed, like an
+ * argument that reads as no number).
  */
-export type ActiveFreezes = readonly string[] | null;
+export type ActiveFreezes = FreezeState | null;
 
 /** The freezes of `policy` in force at `now` (ms), or null when `now` is not given. */
 export function freezesAt(policy: Pick<Policy, 'freezes'>, now: number | undefined): ActiveFreezes {

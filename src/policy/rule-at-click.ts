@@ -35,7 +35,7 @@ export function ruleAtClick(
 ): RuleAtClick {
   const asked = decideGate(policy, round.tool, round.args, round.createdAt);
   const current = decideGate(policy, round.tool, round.args, now);
-  const freezes = () => freezesAt(policy, now) ?? [];
+  const freezes = () => freezesAt(policy, now)?.inForce ?? [];
   // A deny in force always refuses approval, also one that decided as asked (a break-glass card).
   if (current.kind === 'deny') {
     const { rule, reason, breakGlass } = current;

@@ -1,7 +1,9 @@
 import { ConfigError } from '../../config/errors.js';
-import { loadPolicy } from '../../config/policy.js';
+import { loadPolicy, type Policy } from '../../config/policy.js';
 import { shadowReason } from '../../config/shadow-mode.js';
+import { readCalendarsOnce } from '../../policy/calendar/refresher.js';
 import { explanationText } from '../../policy/describe.js';
+import type { FreezeState } from '../../policy/freezes.js';
 import { explainGate } from '../../policy/gate.js';
 import { CHANGES, type Change } from '../../policy/replay.js';
 import { parseCommandLine } from '../args.js';
@@ -86,6 +88,20 @@ type Values = { config?: string | undefined; json?: boolean | undefined; channel
   'fail-on'?: string | undefined;
 };
 
+/** `freezes in force: year-end; not known: launches (the calendar answered HTTP 500)`. */
+function freezesText(freezes: FreezeState | null, policy: Pick<Policy, 'freezes'>): string {
+  const inForce = freezes?.inForce.length
+    ? `freezes in force: ${freezes.inForce.join(', ')}`
+    : 'no freeze in force';
+  const unknown = (freezes?.unknown ?? []).map((name) => {
+    const view = policy.freezes[name]?.calendar?.view.current;
+    return `${name} (${view?.kind === 'unknown' ? view.why : 'not known'})`;
+  });
+  return unknown.length > 0
+    ? `${inForce}; not known, rules on them are asked of people: ${unknown.join(', ')}`
+    : inForce;
+}
+
 async function policyTest(positionals: string[], values: Values, ctx: CliContext): Promise<number> {
   const [tool, argsText] = positionals;
   if (!tool || argsText === undefined)
@@ -100,6 +116,7 @@ async function policyTest(positionals: string[], values: Values, ctx: CliContext
   if (at === undefined) throw new UsageError(`--at: not a time: ${JSON.stringify(values.at)}`, help);
   const path = values.config ?? (ctx.env.LOOPGATE_CONFIG || './loopgate.yaml');
   const policy = await loadPolicy(path, { env: ctx.env });
+  await readCalendarsOnce(policy.freezes, ctx.env, ctx.now());
   const facts = values.channel === undefined ? null : channelFactsOf(values.channel);
   if (values.channel !== undefined && facts === null)
     throw new UsageError(
@@ -112,9 +129,7 @@ async function policyTest(positionals: string[], values: Values, ctx: CliContext
   const decision = channel?.decision ?? explained.decision;
   // Said only where the policy has freezes: without them the moment changes nothing.
   const frozen =
-    Object.keys(policy.freezes).length === 0
-      ? ''
-      : `at ${utc(at)}: ${freezes?.length ? `freezes in force: ${freezes.join(', ')}` : 'no freeze in force'}\n`;
+    Object.keys(policy.freezes).length === 0 ? '' : `at ${utc(at)}: ${freezesText(freezes, policy)}\n`;
   // A deny rule denies in shadow mode too: only calls that would run or be asked are shadowed.
   const why = decision.kind === 'deny' ? null : shadowReason(policy, tool, facts?.id || undefined);
   const shadowLine = why
@@ -161,6 +176,8 @@ async function policyReplay(positionals: string[], values: Values, ctx: CliConte
   const failOn = failOnOf(values['fail-on']);
   const { from, to } = parseTimeRange(values, ctx.now(), help);
   const proposed = await loadPolicy(proposedPath, { env: ctx.env });
+  // Calls are judged at the moment they were asked: a calendar's recent past is read with its future.
+  await readCalendarsOnce(proposed.freezes, ctx.env, ctx.now());
   // Loaded only here: the store's code is not needed by `policy test`.
   const { crosses, replayPolicy, replayText } = await import('../policy-replay.js');
   const report = await replayPolicy(await ctx.store(), proposed, from, to);
