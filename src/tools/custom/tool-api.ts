@@ -4,7 +4,7 @@
  * plus what an outside tool may not reach for itself: declared secrets and a guarded HTTP client.
  */
 import type { z } from 'zod';
-import type { Logger, Requester, RetryPolicy, ToolEffect, VerifyResult } from '../../loop/types.js';
+import type { Logger, Requester, RetryPolicy, ToolEffect, VerifyResult } from '../../loop/tool-contract.js';
 
 export type { Logger, Requester, RetryPolicy, ToolEffect, VerifyResult };
 
