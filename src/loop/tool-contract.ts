@@ -1,6 +1,6 @@
 /**
  * The tool contract: what a tool is (`Tool`), what each call of it receives (`ToolContext`) and how its
- * failures are retried. The engine's own type; the public one of tool packages is src/tools/custom/tool-api.ts.
+ * failures are retried. The engine's own types; tool packages see src/tools/custom/tool-api.ts.
  */
 import type { z } from 'zod';
 

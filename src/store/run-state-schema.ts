@@ -9,7 +9,8 @@ import type { ToolResult } from '../loop/tool-result.js';
  * zod schemas of the engine's RunState as the store keeps it: the header (everything but `messages`
  * and `evidence`), one message, one evidence record. Objects are strict: a field this code does not
  * know means the format changed without a version bump, and loading refuses it rather than dropping it.
- * The type checks at the bottom fail to compile when src/loop/types.ts and these schemas drift apart.
+ * The type checks at the bottom fail to compile when the engine's types (src/loop/run-state.ts and the
+ * files it imports) and these schemas drift apart.
  */
 
 const toolCall = z.strictObject({ id: z.string(), name: z.string(), arguments: z.string() });
