@@ -16,17 +16,13 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { defineTool } from '../src/loop/define-tool.js';
+import type { ModelPort, ModelReply } from '../src/loop/model-port.js';
+import type { EngineDeps } from '../src/loop/ports.js';
 import { runUntilPause } from '../src/loop/run.js';
+import type { RunLimits } from '../src/loop/run-limits.js';
+import type { RunState } from '../src/loop/run-state.js';
 import { createRun, DEFAULT_LIMITS } from '../src/loop/state.js';
-import type {
-  AnyTool,
-  EngineDeps,
-  Logger,
-  ModelPort,
-  ModelReply,
-  RunLimits,
-  RunState,
-} from '../src/loop/types.js';
+import type { AnyTool, Logger } from '../src/loop/tool-contract.js';
 import { createRedisConnection } from '../src/queue/connection.js';
 import { addRunJob, createRunsQueue, type RunsQueue } from '../src/queue/runs-queue.js';
 import type { Notifier } from '../src/slack/notifier-port.js';

@@ -4,9 +4,11 @@
  */
 import { z } from 'zod';
 import { defineTool } from '../src/loop/define-tool.js';
+import type { ModelPort, ModelReply } from '../src/loop/model-port.js';
+import type { EngineDeps } from '../src/loop/ports.js';
 import { runUntilPause } from '../src/loop/run.js';
 import { createRun } from '../src/loop/state.js';
-import type { EngineDeps, Logger, ModelPort, ModelReply } from '../src/loop/types.js';
+import type { Logger } from '../src/loop/tool-contract.js';
 
 const logger: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => logger };
 const noop = defineTool({

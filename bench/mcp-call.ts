@@ -16,7 +16,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { executeCall } from '../src/loop/execute.js';
 import { prepareCall } from '../src/loop/prepare.js';
 import { createRun } from '../src/loop/state.js';
-import type { Logger } from '../src/loop/types.js';
+import type { Logger } from '../src/loop/tool-contract.js';
 import { memoryCallDefinitions } from '../src/mcp/call-definitions.js';
 import { McpSource } from '../src/mcp/mcp-source.js';
 import { mcpSettings } from '../src/mcp/settings.js';

@@ -9,7 +9,7 @@
 import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import type { Logger } from '../src/loop/types.js';
+import type { Logger } from '../src/loop/tool-contract.js';
 import { memoryCallDefinitions } from '../src/mcp/call-definitions.js';
 import { McpSource } from '../src/mcp/mcp-source.js';
 import { mcpSettings } from '../src/mcp/settings.js';

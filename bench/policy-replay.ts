@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { replayPolicy } from '../src/cli/policy-replay.js';
 import { parsePolicy } from '../src/config/policy.js';
-import type { GatedCall } from '../src/loop/types.js';
+import type { GatedCall } from '../src/loop/gated-calls.js';
 import { approvalIdFor, createStore } from '../src/store/index.js';
 import { realisticState, slack } from '../test/store/run-state-fixture.js';
 

@@ -8,7 +8,8 @@
  *   (goal <= 1.3x).
  */
 import { randomBytes } from 'node:crypto';
-import type { Evidence, Message, RunState } from '../src/loop/types.js';
+import type { Message } from '../src/loop/messages.js';
+import type { Evidence, RunState } from '../src/loop/run-state.js';
 import { createRedisConnection } from '../src/queue/connection.js';
 import { createStore, type SlackContext, type Store } from '../src/store/index.js';
 

@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { createBufferedFetch } from '../src/http/buffered-fetch.js';
 import { createOpenAIModel } from '../src/loop/openai-model.js';
-import type { Logger } from '../src/loop/types.js';
+import type { Logger } from '../src/loop/tool-contract.js';
 import { webSurfaceCalls } from '../src/slack/surfaces/agent-surfaces.js';
 import { StreamWriter } from '../src/slack/surfaces/stream-writer.js';
 import { createSlackWebClient } from '../src/slack/web-client.js';

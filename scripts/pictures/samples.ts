@@ -5,7 +5,7 @@
  * Only the inputs (ids, times, the model's reason) are invented.
  */
 import { parsePolicy } from '../../src/config/policy.js';
-import type { EngineEvent } from '../../src/loop/types.js';
+import type { EngineEvent } from '../../src/loop/engine-events.js';
 import { decideGate } from '../../src/policy/gate.js';
 import { type ApprovalView, approvalCard } from '../../src/slack/approval-card.js';
 import type { SlackMessage } from '../../src/slack/block-kit.js';

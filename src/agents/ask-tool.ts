@@ -1,6 +1,6 @@
 import { defineTool } from '../loop/define-tool.js';
 import { delegationArgs } from '../loop/delegate.js';
-import type { AnyTool } from '../loop/types.js';
+import type { AnyTool } from '../loop/tool-contract.js';
 
 /** The tool name under which the model sees an agent. */
 export const askToolName = (agent: string): string => `ask_${agent}`;

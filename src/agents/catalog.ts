@@ -3,7 +3,7 @@
  * model each one talks to, and how often a parent checks on a child whose end has not reached it.
  */
 import type { AgentsSettings } from '../config/agents.js';
-import type { ModelPort } from '../loop/types.js';
+import type { ModelPort } from '../loop/model-port.js';
 
 export interface AgentDefinition {
   name: string;

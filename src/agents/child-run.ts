@@ -4,8 +4,10 @@
  * limits (the agent's budgets, capped by what its parent has left).
  */
 import { contextTokensOf } from '../config/model-windows.js';
+import type { RunLimits } from '../loop/run-limits.js';
+import type { RunState } from '../loop/run-state.js';
 import { createRun, currentTimeNote } from '../loop/state.js';
-import type { DelegatedCall, RunLimits, RunState } from '../loop/types.js';
+import type { DelegatedCall } from '../loop/subagents.js';
 import { UNTRUSTED_CONTENT_RULES } from '../tools/system-prompt.js';
 import type { AgentDefinition } from './catalog.js';
 

@@ -6,8 +6,10 @@
  * empty: every step is idempotent, and a delayed `child_end` check per child (`watch`) covers a lost job.
  */
 import { outcomeOfChild } from '../loop/delegate.js';
+import type { RunState } from '../loop/run-state.js';
 import { isFinished } from '../loop/state.js';
-import type { ChildOutcome, Logger, RunState } from '../loop/types.js';
+import type { ChildOutcome } from '../loop/subagents.js';
+import type { Logger } from '../loop/tool-contract.js';
 import { addRunJob } from '../queue/runs-queue.js';
 import type { SlackContext } from '../store/records.js';
 import type { LoadedRun } from '../store/run-store.js';

@@ -1,4 +1,6 @@
-import type { AnyTool, ModelPort, RunState } from '../loop/types.js';
+import type { ModelPort } from '../loop/model-port.js';
+import type { RunState } from '../loop/run-state.js';
+import type { AnyTool } from '../loop/tool-contract.js';
 import type { AgentDefinition, AgentRuntime } from './catalog.js';
 
 /** Sub-registries by agent, per registry: MCP changes make a new registry, and so new subsets. */

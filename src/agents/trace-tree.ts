@@ -3,7 +3,7 @@
  * Details modal and `loopgate trace` show a child's steps inside its parent's. Each child is loaded from
  * the store like any run (a child's id opens it alone).
  */
-import type { RunState } from '../loop/types.js';
+import type { RunState } from '../loop/run-state.js';
 import { type TraceView, timingsFromTrace, traceFromRunState } from '../slack/trace.js';
 import type { TraceEntry } from '../store/records.js';
 

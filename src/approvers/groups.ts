@@ -2,7 +2,7 @@
  * Members of Slack user groups, looked up with usergroups.users.list by the caller's `lookup` and cached
  * in the process: the lookup port for group approvers of src/approvers/resolve.ts.
  */
-import type { Clock } from '../loop/types.js';
+import type { Clock } from '../loop/ports.js';
 
 /** Group members, cached; concurrent lookups of one group share one Slack call. */
 export interface GroupMembers {

@@ -26,7 +26,7 @@ import { processRoster } from '../approvers/oncall/build.js';
 import type { Env } from '../config/env.js';
 import type { Policy } from '../config/policy.js';
 import type { Logger } from '../log/logger.js';
-import type { Clock } from '../loop/types.js';
+import type { Clock } from '../loop/ports.js';
 import { listenError } from '../metrics/http.js';
 import { type Metrics, slackBudgetMetrics } from '../metrics/metrics.js';
 import type { RunsQueue } from '../queue/index.js';

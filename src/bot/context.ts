@@ -2,7 +2,7 @@ import type { GroupMembers } from '../approvers/groups.js';
 import type { OncallRoster } from '../approvers/oncall/roster-port.js';
 import type { Policy } from '../config/policy.js';
 import type { Logger } from '../log/logger.js';
-import type { Clock } from '../loop/types.js';
+import type { Clock } from '../loop/ports.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { RunsQueue } from '../queue/index.js';
 import type { ChannelFactsLookup } from '../slack/channel-facts.js';

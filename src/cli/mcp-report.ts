@@ -5,7 +5,7 @@
  */
 import type { ConfigProblem } from '../config/errors.js';
 import type { Policy } from '../config/policy.js';
-import type { Logger } from '../loop/types.js';
+import type { Logger } from '../loop/tool-contract.js';
 import { memoryCallDefinitions } from '../mcp/call-definitions.js';
 import { McpSource, type ServerReport, type ToolRow } from '../mcp/mcp-source.js';
 import { shorten } from './format.js';

@@ -12,7 +12,7 @@ import type { Policy } from '../config/policy.js';
 import { approversFor, limitsFromPolicy } from '../config/policy-limits.js';
 import { shadowReason } from '../config/shadow-mode.js';
 import { DEFAULT_AGENT_DEPTH, DEFAULT_PARALLEL_AGENTS } from '../loop/delegate.js';
-import type { AnyTool } from '../loop/types.js';
+import type { AnyTool } from '../loop/tool-contract.js';
 import { ruleLines } from '../policy/describe.js';
 import { rulesFor } from '../policy/gate.js';
 import { describeLimits, type SlackRateLimits } from '../slack/rate/limits.js';

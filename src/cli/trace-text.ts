@@ -2,8 +2,11 @@
  * A run's trace as terminal text: the run, its steps with tool calls (effect, duration, arguments,
  * results cut to `maxChars`), the approvals with their execution ledger, and the answer or stop reason.
  */
+
+import type { BudgetAsk, BudgetExtension } from '../loop/budget-asks.js';
 import { increaseText } from '../loop/budget-extension.js';
-import type { AgentLink, BudgetAsk, BudgetExtension, RunState } from '../loop/types.js';
+import type { RunState } from '../loop/run-state.js';
+import type { AgentLink } from '../loop/subagents.js';
 import {
   compactionSentence,
   type TraceCompaction,

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { type ApproverEntry, type Approvers, approverList, parseApprovers } from '../approvers/approvers.js';
-import type { BudgetExtendLimits, ExtendableStop } from '../loop/types.js';
+import type { BudgetExtendLimits, ExtendableStop } from '../loop/budget-asks.js';
 import type { ConfigProblem } from './errors.js';
 
 const amount = (max: number, what: string) =>

@@ -1,7 +1,7 @@
 import type { Logger } from '../log/logger.js';
 import { fallbackModel } from '../loop/fallback-model.js';
+import type { ModelPort } from '../loop/model-port.js';
 import { createOpenAIModel, type SchemaFallback } from '../loop/openai-model.js';
-import type { ModelPort } from '../loop/types.js';
 import { readSecret } from '../tools/settings.js';
 import type { Env } from './env.js';
 import type { Policy } from './policy.js';

@@ -1,8 +1,10 @@
 /** What the policy means for the engine (run limits) and for the bot (who may approve a tool). */
 
 import { type ApproverEntry, type Approvers, parseApprovers } from '../approvers/approvers.js';
+import type { ContextLimits } from '../loop/context-window.js';
+import type { ModelPrice, RunLimits } from '../loop/run-limits.js';
 import { DEFAULT_LIMITS } from '../loop/state.js';
-import type { ContextLimits, ModelPrice, RetryPolicy, RunLimits } from '../loop/types.js';
+import type { RetryPolicy } from '../loop/tool-contract.js';
 import { mcpApprovers, mcpMode, ownValue } from '../mcp/settings.js';
 import { extendLimits } from './budget-extend.js';
 import { contextTokensOf } from './model-windows.js';

@@ -8,10 +8,11 @@
 import { type ModelEnv, modelKnobs } from '../config/model-knobs.js';
 import type { Policy } from '../config/policy.js';
 import { ModelError } from '../loop/errors.js';
+import type { ModelReply } from '../loop/model-port.js';
 import { createOpenAIModel, type SchemaFallback } from '../loop/openai-model.js';
 import { type SchemaForm, SchemaFormMemory } from '../loop/schema-forms.js';
+import type { AnyTool } from '../loop/tool-contract.js';
 import { toolSchemas } from '../loop/tool-schemas.js';
-import type { AnyTool, ModelReply } from '../loop/types.js';
 import { buildSystemPrompt } from '../tools/system-prompt.js';
 
 export interface ModelCheckInput {

@@ -7,7 +7,7 @@ import { loadEnv } from '../config/env.js';
 import { ConfigError } from '../config/errors.js';
 import { DEFAULT_MODEL_SECTION, loadPolicy, type Policy } from '../config/policy.js';
 import { redisTarget } from '../config/redis-target.js';
-import type { AnyTool, Logger } from '../loop/types.js';
+import type { AnyTool, Logger } from '../loop/tool-contract.js';
 import { memoryCallDefinitions } from '../mcp/call-definitions.js';
 import { McpSource } from '../mcp/mcp-source.js';
 import { buildTools } from '../tools/registry.js';

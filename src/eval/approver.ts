@@ -15,8 +15,9 @@
  * when denied), so the two modes differ in who was asked, not in what happened.
  */
 import type { Policy } from '../config/policy.js';
+import type { Decision, GatedCall } from '../loop/gated-calls.js';
 import { argsHash } from '../loop/hash.js';
-import type { AnyTool, Decision, GatedCall } from '../loop/types.js';
+import type { AnyTool } from '../loop/tool-contract.js';
 import { type AskDecision, decideGate, defaultAsk, type GateDecision } from '../policy/gate.js';
 import { contains, deepMerge } from './merge.js';
 import type { ApproverRule, CallMatch } from './task-schema.js';

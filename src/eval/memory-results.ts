@@ -1,4 +1,4 @@
-import type { ResultStore } from '../loop/types.js';
+import type { ResultStore } from '../loop/ports.js';
 
 /**
  * A run's long tool results kept in memory (the runner has no Redis), bounded per run like the worker's

@@ -12,7 +12,7 @@
 
 import { isSummaryRequest } from '../loop/compaction.js';
 import { ModelError } from '../loop/errors.js';
-import type { ModelPort, ModelReply } from '../loop/types.js';
+import type { ModelPort, ModelReply } from '../loop/model-port.js';
 import { fillPlaceholders } from './merge.js';
 import type { OracleStep } from './task-schema.js';
 

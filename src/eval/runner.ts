@@ -2,7 +2,9 @@
  * Runs every (model, task, trial) not already done, `concurrency` at a time, appending each record to the
  * results file as it ends.
  */
-import type { Logger, ModelPort, ModelPrice } from '../loop/types.js';
+import type { ModelPort } from '../loop/model-port.js';
+import type { ModelPrice } from '../loop/run-limits.js';
+import type { Logger } from '../loop/tool-contract.js';
 import type { RulesMode } from './approver.js';
 import { isDone, type ResultsFile, recordKey, type TrialRecord } from './results.js';
 import { errorRecord, recordOf, type TrialId } from './score.js';

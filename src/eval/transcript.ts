@@ -2,7 +2,9 @@
  * What one trial leaves behind for the graders: every tool call the model made (with its outcome), every
  * approval put to the scripted approver, the runs' final states and answers, and the world's final state.
  */
-import type { ActionRecord, GatedCall, RunState, StopReason } from '../loop/types.js';
+import type { ActionRecord, GatedCall } from '../loop/gated-calls.js';
+import type { RunState } from '../loop/run-state.js';
+import type { StopReason } from '../loop/run-status.js';
 import type { WorldState } from './world/world-state.js';
 
 /**

@@ -21,21 +21,16 @@ import type { Policy } from '../config/policy.js';
 import { parsePolicy } from '../config/policy.js';
 import { limitsFromPolicy } from '../config/policy-limits.js';
 import { outcomeOfChild } from '../loop/delegate.js';
+import type { EngineEvent } from '../loop/engine-events.js';
+import type { Message } from '../loop/messages.js';
+import type { ModelPort } from '../loop/model-port.js';
+import type { EngineDeps } from '../loop/ports.js';
 import { type RunOutcome, runUntilPause, settleAndContinue } from '../loop/run.js';
+import type { ModelPrice, RunLimits } from '../loop/run-limits.js';
+import type { RunState } from '../loop/run-state.js';
 import { createRun, currentTimeNote, isFinished } from '../loop/state.js';
-import type {
-  AnyTool,
-  ChildOutcome,
-  DelegatedCall,
-  EngineDeps,
-  EngineEvent,
-  Logger,
-  Message,
-  ModelPort,
-  ModelPrice,
-  RunLimits,
-  RunState,
-} from '../loop/types.js';
+import type { ChildOutcome, DelegatedCall } from '../loop/subagents.js';
+import type { AnyTool, Logger } from '../loop/tool-contract.js';
 import { buildTools } from '../tools/registry.js';
 import { buildSystemPrompt } from '../tools/system-prompt.js';
 import { type ApprovalContext, decideCall, type RulesMode } from './approver.js';

@@ -1,5 +1,6 @@
 import { allActions } from './delegate.js';
-import type { ActionRecord, RunState } from './types.js';
+import type { ActionRecord } from './gated-calls.js';
+import type { RunState } from './run-state.js';
 
 /** Slack's `markdown` block holds at most 12,000 characters. */
 export const SLACK_MARKDOWN_LIMIT = 12_000;

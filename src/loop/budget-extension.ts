@@ -6,21 +6,20 @@
  * most `limits.extend.times` grants, so what it may spend stays bounded whatever is clicked.
  */
 import type { Stop } from './budget.js';
-import { budgetLimits, totalGranted } from './budget-limits.js';
-import { RunStatusError } from './errors.js';
-import { endRun, pauseClock } from './finish.js';
-import { isFinished } from './state.js';
 import type {
   BudgetAsk,
   BudgetDecision,
   BudgetExtension,
   BudgetIncrease,
-  EngineDeps,
   ExtendableStop,
-  RunState,
-  StepOutcome,
-  StopReason,
-} from './types.js';
+} from './budget-asks.js';
+import { budgetLimits, totalGranted } from './budget-limits.js';
+import { RunStatusError } from './errors.js';
+import { endRun, pauseClock } from './finish.js';
+import type { EngineDeps } from './ports.js';
+import type { RunState, StepOutcome } from './run-state.js';
+import type { StopReason } from './run-status.js';
+import { isFinished } from './state.js';
 
 const EXTENDABLE: ReadonlySet<StopReason> = new Set(['max_steps', 'deadline', 'token_budget', 'cost_budget']);
 

@@ -1,5 +1,7 @@
 /** A run's budgets with what people granted it (src/loop/budget-extension.ts). */
-import type { BudgetExtension, BudgetIncrease, RunLimits, RunState } from './types.js';
+import type { BudgetExtension, BudgetIncrease } from './budget-asks.js';
+import type { RunLimits } from './run-limits.js';
+import type { RunState } from './run-state.js';
 
 /** The run's limits with every grant added: what the budget checks hold the run to. */
 export function budgetLimits(state: Pick<RunState, 'limits' | 'extensions'>): RunLimits {

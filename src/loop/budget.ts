@@ -1,5 +1,8 @@
 import { budgetLimits } from './budget-limits.js';
-import type { ModelPrice, ModelUsage, RunLimits, RunState, StopReason, Usage } from './types.js';
+import type { ModelUsage } from './model-port.js';
+import type { ModelPrice, RunLimits } from './run-limits.js';
+import type { RunState, Usage } from './run-state.js';
+import type { StopReason } from './run-status.js';
 
 export interface Stop {
   reason: StopReason;

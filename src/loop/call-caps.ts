@@ -1,7 +1,7 @@
 import { DEFAULT_PARALLEL_AGENTS } from './delegate.js';
 import { errorResult } from './observation.js';
 import type { PreparedCall } from './prepare.js';
-import type { RunLimits } from './types.js';
+import type { RunLimits } from './run-limits.js';
 
 /**
  * Bounds a flood of calls in one reply: calls past `maxToolCallsPerReply`, gated calls past

@@ -25,19 +25,14 @@ import {
   questionIndex,
   tokenRatio,
 } from './context.js';
+import type { CompactionRecord, ContextLimits } from './context-window.js';
 import { modelFailureSentence } from './errors.js';
 import { messageTokens, replyTokens, requestTokens, textTokens } from './estimate.js';
+import type { Message } from './messages.js';
+import type { ModelReply, ModelUsage, ToolSchema } from './model-port.js';
 import { truncateText } from './observation.js';
-import type {
-  CompactionRecord,
-  ContextLimits,
-  EngineDeps,
-  Message,
-  ModelReply,
-  ModelUsage,
-  RunState,
-  ToolSchema,
-} from './types.js';
+import type { EngineDeps } from './ports.js';
+import type { RunState } from './run-state.js';
 
 /** Summary calls one compaction may make; a longer part loses its oldest messages instead. */
 export const MAX_SUMMARY_CALLS = 6;

@@ -4,7 +4,9 @@
  * message with the summary of what came before the cut, and every message after the cut unchanged.
  * Pure functions of the run state, so a run loaded by another worker gives the model the same view.
  */
-import type { CompactionRecord, ContextLimits, Message, RunState } from './types.js';
+import type { CompactionRecord, ContextLimits } from './context-window.js';
+import type { Message } from './messages.js';
+import type { RunState } from './run-state.js';
 
 /** Bounds of the correction ratio: a reply whose usage says otherwise is likely misreported. */
 export const MIN_TOKEN_RATIO = 0.75;

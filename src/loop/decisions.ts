@@ -2,25 +2,16 @@ import { continueWhenSettled } from './delegate.js';
 import { RunStatusError } from './errors.js';
 import { type CallContext, executeCall, verifyCall } from './execute.js';
 import { endRun } from './finish.js';
+import type { ActionRecord, CallPlan, Decision, GatedCall, PlanHashes } from './gated-calls.js';
 import { argsHash, callSignature } from './hash.js';
 import { errorResult, summarise } from './observation.js';
 import { checkPlan } from './plan.js';
+import type { EngineDeps } from './ports.js';
 import { keeperFor } from './read-result.js';
 import { realSleep, retryPlanFor } from './retry.js';
+import type { Evidence, RunState, StepOutcome } from './run-state.js';
+import type { EditedArguments, ToolResult } from './tool-result.js';
 import { setSlot } from './turn.js';
-import type {
-  ActionRecord,
-  CallPlan,
-  Decision,
-  EditedArguments,
-  EngineDeps,
-  Evidence,
-  GatedCall,
-  PlanHashes,
-  RunState,
-  StepOutcome,
-  ToolResult,
-} from './types.js';
 
 const by = (d: Decision) => (d.by ? ` by <@${d.by}>` : '');
 const because = (d: Decision) => (d.reason ? `: ${d.reason}` : '');

@@ -10,22 +10,14 @@ import { z } from 'zod';
 import { remainingMs } from './budget.js';
 import { budgetLimits } from './budget-limits.js';
 import { RunStatusError } from './errors.js';
+import type { ActionRecord } from './gated-calls.js';
 import { boundResult, errorResult, summarise, truncateText } from './observation.js';
+import type { EngineDeps } from './ports.js';
+import type { Evidence, RunState, StepOutcome } from './run-state.js';
+import type { ChildAction, ChildCaps, ChildOutcome, DelegatedCall, SubagentRecord } from './subagents.js';
+import type { AnyTool } from './tool-contract.js';
+import type { ToolResult } from './tool-result.js';
 import { flushTurn, setSlot } from './turn.js';
-import type {
-  ActionRecord,
-  AnyTool,
-  ChildAction,
-  ChildCaps,
-  ChildOutcome,
-  DelegatedCall,
-  EngineDeps,
-  Evidence,
-  RunState,
-  StepOutcome,
-  SubagentRecord,
-  ToolResult,
-} from './types.js';
 
 /** Levels of sub-agents below a person's run when the limits say nothing. */
 export const DEFAULT_AGENT_DEPTH = 2;

@@ -4,7 +4,8 @@
  * differently, so these are estimates, not bills.
  */
 import { countTokens } from 'gpt-tokenizer';
-import type { Message, ModelReply, ToolSchema } from './types.js';
+import type { Message } from './messages.js';
+import type { ModelReply, ToolSchema } from './model-port.js';
 
 /**
  * Longest piece counted at once: the tokenizer slows down worse than linearly on long unbroken runs

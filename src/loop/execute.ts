@@ -1,18 +1,10 @@
 import { LoopgateError, RunCancelledError, ToolFailure, ToolTimeoutError } from './errors.js';
 import { cutLongText, type Kept } from './large-results.js';
 import { boundResult, dataText } from './observation.js';
+import type { Sleep } from './ports.js';
 import { classifyFailure, retryDelayMs } from './retry.js';
-import type {
-  AnyTool,
-  Logger,
-  Requester,
-  RetriedAttempt,
-  RetryPolicy,
-  Sleep,
-  ToolContext,
-  ToolResult,
-  VerifyResult,
-} from './types.js';
+import type { AnyTool, Logger, Requester, RetryPolicy, ToolContext, VerifyResult } from './tool-contract.js';
+import type { RetriedAttempt, ToolResult } from './tool-result.js';
 
 export interface CallContext {
   runId: string;

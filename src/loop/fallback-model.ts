@@ -5,7 +5,7 @@
  * a request would meet anywhere (400, 401, …) are not passed on. The reply names the model that answered.
  */
 import { ModelError } from './errors.js';
-import type { ModelPort, ModelReply, ModelRequest } from './types.js';
+import type { ModelPort, ModelReply, ModelRequest } from './model-port.js';
 
 export interface NamedModel {
   /** The model asked for, as the trace and metrics name it. */

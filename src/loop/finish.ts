@@ -1,8 +1,11 @@
 import type { Stop } from './budget.js';
 import { abandonedRecords } from './delegate.js';
+import type { ActionRecord } from './gated-calls.js';
 import { errorResult } from './observation.js';
+import type { EngineDeps } from './ports.js';
+import type { RunState } from './run-state.js';
+import type { RunStatus, StopReason } from './run-status.js';
 import { fillOpenSlots, flushTurn } from './turn.js';
-import type { ActionRecord, EngineDeps, RunState, RunStatus, StopReason } from './types.js';
 
 const STATUS_OF: Record<StopReason, RunStatus> = {
   completed: 'completed',

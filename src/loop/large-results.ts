@@ -5,7 +5,8 @@
  * which goes through the port.
  */
 import { createHash } from 'node:crypto';
-import type { KeptResult, ResultStore, ToolResult, TruncationInfo } from './types.js';
+import type { KeptResult, ResultStore } from './ports.js';
+import type { ToolResult, TruncationInfo } from './tool-result.js';
 
 /**
  * Lines longer than this count as several lines of this length, so a minified JSON document or a

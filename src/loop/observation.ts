@@ -1,4 +1,4 @@
-import type { ToolResult, TruncationInfo } from './types.js';
+import type { ToolResult, TruncationInfo } from './tool-result.js';
 
 const MARKER = (info: TruncationInfo) =>
   `\n…[truncated by loopgate: showing the first ${info.keptHeadChars} and last ${info.keptTailChars} of ${info.totalChars} characters]…\n`;

@@ -20,6 +20,8 @@ import { randomUUID } from 'node:crypto';
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { z } from 'zod';
 import { ModelError } from './errors.js';
+import type { Message, ToolCall } from './messages.js';
+import type { ModelPort, ModelReply, ModelRequest, ToolSchema } from './model-port.js';
 import {
   type FormedTool,
   formTool,
@@ -31,7 +33,6 @@ import {
   sharedSchemaMemory,
 } from './schema-forms.js';
 import { redactServerWords } from './server-words.js';
-import type { Message, ModelPort, ModelReply, ModelRequest, ToolCall, ToolSchema } from './types.js';
 
 type WireMessage = OpenAI.Chat.ChatCompletionMessageParam;
 type WireRequest = OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;

@@ -6,7 +6,8 @@
  */
 import { createHash } from 'node:crypto';
 import { type CallContext, toolContext, withTimeout } from './execute.js';
-import type { AnyTool, CallPlan, PlanHashes } from './types.js';
+import type { CallPlan, PlanHashes } from './gated-calls.js';
+import type { AnyTool } from './tool-contract.js';
 
 /**
  * Longest plan text kept and shown. A longer plan is a failed plan: approvers cannot approve what they

@@ -2,9 +2,12 @@ import type { z } from 'zod';
 import { argsBoundsProblem } from './args-bounds.js';
 import { delegationRefusal } from './delegate.js';
 import { argsHash, callSignature } from './hash.js';
+import type { ToolCall } from './messages.js';
 import { errorResult } from './observation.js';
+import type { RunState } from './run-state.js';
 import { tooLongToShow } from './shown-arguments.js';
-import type { AnyTool, RunState, ToolCall, ToolResult } from './types.js';
+import type { AnyTool } from './tool-contract.js';
+import type { ToolResult } from './tool-result.js';
 
 /** Why a tool the run is not offered was withheld from it (EngineDeps.withheld), or null: unknown tool. */
 export type Withheld = (tool: string) => { code: string; message: string } | null;

@@ -15,8 +15,10 @@ import {
   resultHandle,
   WRAP_CHARS,
 } from './large-results.js';
+import type { EngineDeps, ResultStore } from './ports.js';
 import { NO_RETRY } from './retry.js';
-import type { AnyTool, EngineDeps, ResultStore, RunState } from './types.js';
+import type { RunState } from './run-state.js';
+import type { AnyTool } from './tool-contract.js';
 
 export const READ_RESULT = 'read_result';
 

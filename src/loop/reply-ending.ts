@@ -4,7 +4,9 @@
  * shorter reply, and tells the person plainly what happened; the texts below for the model are never
  * shown to people.
  */
-import type { Message, ModelReply, RunState } from './types.js';
+import type { Message } from './messages.js';
+import type { ModelReply } from './model-port.js';
+import type { RunState } from './run-state.js';
 
 export type ReplyEnding =
   | { kind: 'complete' }

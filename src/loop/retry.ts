@@ -3,7 +3,8 @@
  * whether a failure is transient and how long to wait before the next attempt.
  */
 import { LoopgateError, ToolTimeoutError } from './errors.js';
-import type { AnyTool, RetryPolicy, Sleep } from './types.js';
+import type { Sleep } from './ports.js';
+import type { AnyTool, RetryPolicy } from './tool-contract.js';
 
 /** Retries of read and idempotent tools that declare none: 3 attempts, waits up to 0.25 s, 0.5 s, … 5 s. */
 export const DEFAULT_RETRY: RetryPolicy = { attempts: 3, initialDelayMs: 250, maxDelayMs: 5_000 };

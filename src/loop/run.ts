@@ -1,8 +1,12 @@
+import type { BudgetDecision } from './budget-asks.js';
 import { applyBudgetDecision } from './budget-extension.js';
 import { applyDecisions } from './decisions.js';
 import { applyChildOutcomes } from './delegate.js';
+import type { Decision } from './gated-calls.js';
+import type { EngineDeps } from './ports.js';
+import type { RunState, StepOutcome } from './run-state.js';
 import { step } from './step.js';
-import type { BudgetDecision, ChildOutcome, Decision, EngineDeps, RunState, StepOutcome } from './types.js';
+import type { ChildOutcome } from './subagents.js';
 
 /** Questions asked at every step boundary. */
 export interface Boundary {

@@ -16,7 +16,7 @@
  * Pure: no I/O, no SDK. Results are cached per schema object, so a run's requests carry byte-identical
  * tool lists (a stable prefix the server can cache).
  */
-import type { ToolSchema } from './types.js';
+import type { ToolSchema } from './model-port.js';
 
 export const SCHEMA_FORMS = ['standard', 'strict', 'lenient'] as const;
 export type SchemaForm = (typeof SCHEMA_FORMS)[number];

@@ -5,7 +5,7 @@
  * knows nothing of Slack; test/slack/full-text-modal.test.ts proves the modal holds arguments of this size.
  */
 import { errorResult } from './observation.js';
-import type { ToolResult } from './types.js';
+import type { ToolResult } from './tool-result.js';
 
 /** Longest validated arguments (as JSON text) of a gated call that an approver can be shown in full. */
 export const MAX_SHOWN_ARGUMENT_CHARS = 20_000;

@@ -1,4 +1,7 @@
-import { type Message, type Requester, RUN_STATE_VERSION, type RunLimits, type RunState } from './types.js';
+import type { Message } from './messages.js';
+import type { RunLimits } from './run-limits.js';
+import { RUN_STATE_VERSION, type RunState } from './run-state.js';
+import type { Requester } from './tool-contract.js';
 
 export const DEFAULT_LIMITS: RunLimits = {
   maxSteps: 12,

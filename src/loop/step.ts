@@ -16,8 +16,11 @@ import { modelFailureSentence, RunStatusError } from './errors.js';
 import { replyTokens } from './estimate.js';
 import { type CallContext, executeCall, previewCall } from './execute.js';
 import { endRun, pauseClock } from './finish.js';
+import type { GatedCall } from './gated-calls.js';
+import type { ModelReply } from './model-port.js';
 import { summarise } from './observation.js';
 import { planCall } from './plan.js';
+import type { EngineDeps } from './ports.js';
 import { type PreparedCall, prepareCall } from './prepare.js';
 import { keeperFor, runTools } from './read-result.js';
 import {
@@ -28,17 +31,10 @@ import {
   type ReplyEnding,
 } from './reply-ending.js';
 import { realSleep, retryPlanFor } from './retry.js';
+import type { Evidence, RunState, StepOutcome } from './run-state.js';
+import type { ToolResult } from './tool-result.js';
 import { toolSchemas } from './tool-schemas.js';
 import { flushTurn, normaliseCallIds, openTurn, setSlot, turnCalls } from './turn.js';
-import type {
-  EngineDeps,
-  Evidence,
-  GatedCall,
-  ModelReply,
-  RunState,
-  StepOutcome,
-  ToolResult,
-} from './types.js';
 import { afterRefusal, afterReply, fitWindow } from './window.js';
 
 const final = (state: RunState): StepOutcome => ({ type: 'final', state });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { AnyTool, ToolSchema } from './types.js';
+import type { ToolSchema } from './model-port.js';
+import type { AnyTool } from './tool-contract.js';
 
 const cache = new WeakMap<ReadonlyMap<string, AnyTool>, ToolSchema[]>();
 

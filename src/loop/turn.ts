@@ -1,5 +1,7 @@
+import type { Message, ToolCall } from './messages.js';
 import { renderResult } from './observation.js';
-import type { Message, RunState, ToolCall, ToolResult, Turn } from './types.js';
+import type { RunState, Turn } from './run-state.js';
+import type { ToolResult } from './tool-result.js';
 
 /** Ids unique within the run, whatever the model sent: some servers reuse `call_0` every turn. */
 export function normaliseCallIds(calls: readonly ToolCall[], step: number): ToolCall[] {

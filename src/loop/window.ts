@@ -13,9 +13,13 @@ import {
   nextTokenRatio,
   tokenRatio,
 } from './context.js';
+import type { ContextLimits } from './context-window.js';
 import { ModelError } from './errors.js';
 import { requestTokens } from './estimate.js';
-import type { ContextLimits, EngineDeps, Message, ModelReply, RunState, ToolSchema } from './types.js';
+import type { Message } from './messages.js';
+import type { ModelReply, ToolSchema } from './model-port.js';
+import type { EngineDeps } from './ports.js';
+import type { RunState } from './run-state.js';
 
 export type Fitted =
   | {

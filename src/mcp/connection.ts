@@ -13,7 +13,7 @@ import {
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { Logger } from '../loop/types.js';
+import type { Logger } from '../loop/tool-contract.js';
 import { ToolError } from '../tools/errors.js';
 import { type Env, readSecret } from '../tools/settings.js';
 import { boundedFetch } from './bounded-fetch.js';

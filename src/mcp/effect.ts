@@ -3,7 +3,7 @@
  * with the MCP defaults (`readOnlyHint` defaults to false, so an unannotated tool is a write). Only the
  * policy and `readOnlyHint` count; descriptions, other hints and anything the model says never do.
  */
-import type { ToolEffect } from '../loop/types.js';
+import type { ToolEffect } from '../loop/tool-contract.js';
 import { type McpServerSettings, ownValue } from './settings.js';
 
 export interface ToolAnnotations {

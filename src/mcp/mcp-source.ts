@@ -5,7 +5,7 @@
  * reason, and tells its listeners when a server's list changed so the worker swaps its registry.
  */
 import type { ConfigProblem } from '../config/errors.js';
-import type { AnyTool, Logger } from '../loop/types.js';
+import type { AnyTool, Logger } from '../loop/tool-contract.js';
 import { TOOL_NAME } from '../tools/custom-tools.js';
 import type { Env } from '../tools/settings.js';
 import type { CallDefinitions } from './call-definitions.js';

@@ -4,7 +4,7 @@
  * `decideEffect`, the approval card's preview shows the server, the tool, its annotations and its
  * definition version, and an approved call runs only under the definition it was shown with.
  */
-import type { AnyTool, ToolContext, ToolEffect } from '../loop/types.js';
+import type { AnyTool, ToolContext, ToolEffect } from '../loop/tool-contract.js';
 import { ToolError } from '../tools/errors.js';
 import { clip, inlineCode } from '../tools/preview-format.js';
 import type { CallDefinitions } from './call-definitions.js';

@@ -1,5 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { EngineEvent } from '../loop/types.js';
+import type { EngineEvent } from '../loop/engine-events.js';
 
 /**
  * loopgate's Prometheus metrics. Each process (bot, worker, or both in one) owns one registry and

@@ -5,7 +5,7 @@
  */
 import { approverMentions } from '../approvers/mentions.js';
 import type { ApproverIds, OncallShown } from '../approvers/resolve.js';
-import type { CallPlan, GatedCall } from '../loop/types.js';
+import type { CallPlan, GatedCall } from '../loop/gated-calls.js';
 import { argsDiff } from './args-diff.js';
 import { renderArguments } from './arguments-text.js';
 import {

@@ -3,8 +3,9 @@
  * adds, who may answer, and Continue / Stop while it is pending; once answered, who answered and when.
  * The buttons carry only `<runId>/<round>`: the bot looks everything else up and checks it at the click.
  */
+
+import type { BudgetIncrease, ExtendableStop } from '../loop/budget-asks.js';
 import { increaseText } from '../loop/budget-extension.js';
-import type { BudgetIncrease, ExtendableStop } from '../loop/types.js';
 import type { BudgetAskRecord } from '../store/budget-ask-store.js';
 import { actions, button, context, type KnownBlock, type SlackMessage, section } from './block-kit.js';
 import { ACTION_IDS } from './ids.js';

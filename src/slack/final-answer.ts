@@ -3,7 +3,7 @@
  * per message, so longer answers become several messages), then, on the last one, the stop reason when the
  * run did not complete, Slack's feedback buttons (when there is an answer) and a Details button.
  */
-import type { StopReason } from '../loop/types.js';
+import type { StopReason } from '../loop/run-status.js';
 import type { FeedbackValue } from '../store/feedback-store.js';
 import { actions, button, context, type KnownBlock, type SlackMessage, section } from './block-kit.js';
 import { ACTION_IDS } from './ids.js';

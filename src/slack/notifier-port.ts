@@ -2,7 +2,7 @@
  * What the worker tells Slack about a run. The worker depends on this interface; SlackNotifier implements
  * it over the Web API and tests can pass a recording fake.
  */
-import type { StopReason } from '../loop/types.js';
+import type { StopReason } from '../loop/run-status.js';
 import type { ApprovalView } from './approval-card.js';
 import type { BudgetCardView } from './budget-card.js';
 

@@ -8,7 +8,7 @@
  * dropped under pressure; a placeholder is not posted when the channel has no slot free).
  */
 import type { webApi } from '@slack/bolt';
-import type { Logger } from '../loop/types.js';
+import type { Logger } from '../loop/tool-contract.js';
 import { type ApprovalView, approvalCard } from './approval-card.js';
 import type { SlackMessage } from './block-kit.js';
 import { type BudgetCardView, budgetCard } from './budget-card.js';

@@ -7,7 +7,7 @@
  * (a timer that was due, a second job of the same run in this process) is dropped, never sent after the
  * chat.delete (Slack would answer message_not_found).
  */
-import type { Logger } from '../loop/types.js';
+import type { Logger } from '../loop/tool-contract.js';
 import type { RunSlackContext } from './notifier-port.js';
 
 export interface PlaceholderTransport {

@@ -1,4 +1,4 @@
-import type { StopReason } from '../loop/types.js';
+import type { StopReason } from '../loop/run-status.js';
 
 /** Why a run ended, as a sentence for the thread; used when the run has no stopMessage of its own. */
 export const STOP_REASON_SENTENCE: Record<StopReason, string> = {

@@ -7,7 +7,8 @@
  * rate budget had no room (a storm of new askers) is neither logged nor cached: the next run asks again.
  */
 import { z } from 'zod';
-import type { Clock, Logger } from '../loop/types.js';
+import type { Clock } from '../loop/ports.js';
+import type { Logger } from '../loop/tool-contract.js';
 import { slackErrorCode } from './errors.js';
 import { SlackBudgetExhausted } from './rate/slack-budget.js';
 

@@ -3,7 +3,11 @@
  * not part of RunState (they come from engine events), so the caller passes them in when it has them.
  */
 import { z } from 'zod';
-import type { ActionRecord, AgentLink, RunState, RunStatus, StopReason, ToolEffect } from '../loop/types.js';
+import type { ActionRecord } from '../loop/gated-calls.js';
+import type { RunState } from '../loop/run-state.js';
+import type { RunStatus, StopReason } from '../loop/run-status.js';
+import type { AgentLink } from '../loop/subagents.js';
+import type { ToolEffect } from '../loop/tool-contract.js';
 import type { TraceEntry } from '../store/records.js';
 
 export interface TraceToolCall {

@@ -4,7 +4,7 @@
  * outage delays a run's messages but never hangs a worker.
  */
 import { LogLevel, webApi } from '@slack/bolt';
-import type { Logger } from '../loop/types.js';
+import type { Logger } from '../loop/tool-contract.js';
 import type { RunTracer } from '../telemetry/run-tracer.js';
 
 export interface SlackClientOptions {

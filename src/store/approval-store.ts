@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mergeApprovers } from '../approvers/approvers.js';
 import { sourceLabel } from '../approvers/oncall/source.js';
-import type { CallPlan, GatedCall } from '../loop/types.js';
+import type { CallPlan, GatedCall } from '../loop/gated-calls.js';
 import type { AuditLog } from './audit-log.js';
 import type { StoreContext } from './context.js';
 import { badReply, decode, replyArray } from './decode.js';

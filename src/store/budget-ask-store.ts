@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { BudgetAsk } from '../loop/types.js';
+import type { BudgetAsk } from '../loop/budget-asks.js';
 import type { AuditLog } from './audit-log.js';
 import type { StoreContext } from './context.js';
 import { badReply, decode, replyArray } from './decode.js';

@@ -1,4 +1,7 @@
-import type { Clock, ExecutionLedger, GatedCall, RunState, ToolResult } from '../loop/types.js';
+import type { GatedCall } from '../loop/gated-calls.js';
+import type { Clock, ExecutionLedger } from '../loop/ports.js';
+import type { RunState } from '../loop/run-state.js';
+import type { ToolResult } from '../loop/tool-result.js';
 import { StoreError } from './errors.js';
 import { approvalIdFor } from './ids.js';
 import type { LedgerChange, LedgerStore } from './ledger-store.js';

@@ -1,4 +1,5 @@
-import type { Evidence, Message } from '../loop/types.js';
+import type { Message } from '../loop/messages.js';
+import type { Evidence } from '../loop/run-state.js';
 import { summaryFromContent } from './evidence-summary.js';
 import { fromRow, type RowShape, toRow } from './rows.js';
 import { evidenceSchema } from './run-state-schema.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RUN_STATE_VERSION, type RunState } from '../loop/types.js';
+import { RUN_STATE_VERSION, type RunState } from '../loop/run-state.js';
 import { approvalIdFor } from './ids.js';
 import {
   type RunHeaderState,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { PlanHashes, ToolResult } from '../loop/types.js';
+import type { PlanHashes } from '../loop/gated-calls.js';
+import type { ToolResult } from '../loop/tool-result.js';
 import type { StoreContext } from './context.js';
 import { decode, replyArray } from './decode.js';
 import { StoreError } from './errors.js';

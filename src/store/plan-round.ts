@@ -4,7 +4,7 @@
  * was, showing the new plan. Nothing of the earlier decision carries over: no decider, no votes, and a
  * call an allow rule or a grant approved is asked of people, since the rule or grant saw no plan.
  */
-import type { CallPlan } from '../loop/types.js';
+import type { CallPlan } from '../loop/gated-calls.js';
 import { nextRoundOf } from './ids.js';
 import type { ApprovalRecord } from './records.js';
 

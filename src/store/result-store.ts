@@ -1,4 +1,4 @@
-import type { KeptResult, ResultStore } from '../loop/types.js';
+import type { KeptResult, ResultStore } from '../loop/ports.js';
 import type { StoreContext } from './context.js';
 import { replyCount } from './decode.js';
 

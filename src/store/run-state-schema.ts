@@ -1,12 +1,16 @@
 import { z } from 'zod';
-import type { CompactionRecord, Evidence, Message, RunState, ToolResult } from '../loop/types.js';
-import { RUN_STATE_VERSION } from '../loop/types.js';
+import type { CompactionRecord } from '../loop/context-window.js';
+import type { Message } from '../loop/messages.js';
+import type { Evidence, RunState } from '../loop/run-state.js';
+import { RUN_STATE_VERSION } from '../loop/run-state.js';
+import type { ToolResult } from '../loop/tool-result.js';
 
 /**
  * zod schemas of the engine's RunState as the store keeps it: the header (everything but `messages`
  * and `evidence`), one message, one evidence record. Objects are strict: a field this code does not
  * know means the format changed without a version bump, and loading refuses it rather than dropping it.
- * The type checks at the bottom fail to compile when src/loop/types.ts and these schemas drift apart.
+ * The type checks at the bottom fail to compile when the engine's types (src/loop/run-state.ts and the
+ * files it imports) and these schemas drift apart.
  */
 
 const toolCall = z.strictObject({ id: z.string(), name: z.string(), arguments: z.string() });

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { RunStateVersionError } from '../loop/errors.js';
-import { RUN_STATE_VERSION, type RunState, type RunStatus } from '../loop/types.js';
+import { RUN_STATE_VERSION, type RunState } from '../loop/run-state.js';
+import type { RunStatus } from '../loop/run-status.js';
 import type { StoreContext } from './context.js';
 import { badReply, decode, parseJsonBuffers, parseJsonList, replyArray, replyCount } from './decode.js';
 import { StoreError } from './errors.js';

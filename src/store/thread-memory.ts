@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { canonicalJson } from '../loop/hash.js';
-import type { Message } from '../loop/types.js';
+import type { Message } from '../loop/messages.js';
 import type { StoreContext } from './context.js';
 import { parseJsonList } from './decode.js';
 import { StoreError } from './errors.js';

@@ -15,7 +15,7 @@ import {
   trace,
 } from '@opentelemetry/api';
 import { redactJsonLine } from '../log/redact.js';
-import type { EngineEvent, EventSink } from '../loop/types.js';
+import type { EngineEvent, EventSink } from '../loop/engine-events.js';
 import type { TraceCarrier } from './carrier.js';
 
 /**

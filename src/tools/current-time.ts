@@ -1,7 +1,8 @@
 /** read `current_time`: now, in the requester's time zone (or one the model names), ISO and human form. */
 import { z } from 'zod';
 import { defineTool } from '../loop/define-tool.js';
-import type { AnyTool, Clock } from '../loop/types.js';
+import type { Clock } from '../loop/ports.js';
+import type { AnyTool } from '../loop/tool-contract.js';
 import { ToolError } from './errors.js';
 
 type FormatKind = 'offset' | 'iso' | 'human';

@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { ConfigError } from '../config/errors.js';
-import type { AnyTool } from '../loop/types.js';
+import type { AnyTool } from '../loop/tool-contract.js';
 import { customContext } from './custom/context.js';
 import { sameCopyFailure } from './custom/errors.js';
 import type { AnyCustomTool } from './custom/tool-api.js';

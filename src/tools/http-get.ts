@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { defineTool } from '../loop/define-tool.js';
 import { TRANSIENT_STATUSES } from '../loop/retry.js';
-import type { AnyTool } from '../loop/types.js';
+import type { AnyTool } from '../loop/tool-contract.js';
 import { HttpStatusError } from './errors.js';
 import { decodeBody, formatBody } from './net/body-format.js';
 import { guardedRequest } from './net/guarded-request.js';

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { toolApprovers } from '../approvers/approvers.js';
 import { defineTool } from '../loop/define-tool.js';
-import type { AnyTool } from '../loop/types.js';
+import type { AnyTool } from '../loop/tool-contract.js';
 import { HttpStatusError, ToolError } from './errors.js';
 import { decodeBody, formatBody } from './net/body-format.js';
 import { type AllowRule, guardedRequest } from './net/guarded-request.js';

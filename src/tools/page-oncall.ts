@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { toolApprovers } from '../approvers/approvers.js';
 import { defineTool } from '../loop/define-tool.js';
-import type { AnyTool } from '../loop/types.js';
+import type { AnyTool } from '../loop/tool-contract.js';
 import { HttpStatusError } from './errors.js';
 import { decodeBody } from './net/body-format.js';
 import { exchange } from './net/http-client.js';

@@ -1,5 +1,5 @@
 /** What the tools need from the outside, injected by whoever builds them (the worker, or a test). */
-import type { Clock } from '../loop/types.js';
+import type { Clock } from '../loop/ports.js';
 import type { Lookup } from './net/lookup.js';
 import type { Env } from './settings.js';
 

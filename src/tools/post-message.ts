@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { toolApprovers } from '../approvers/approvers.js';
 import { defineTool } from '../loop/define-tool.js';
-import type { AnyTool } from '../loop/types.js';
+import type { AnyTool } from '../loop/tool-contract.js';
 import type { SlackPoster } from './ports.js';
 import { toolMode } from './settings.js';
 

@@ -4,8 +4,9 @@
  */
 import { z } from 'zod';
 import { defineTool } from '../loop/define-tool.js';
+import type { Clock } from '../loop/ports.js';
 import { TRANSIENT_STATUSES } from '../loop/retry.js';
-import type { AnyTool, Clock } from '../loop/types.js';
+import type { AnyTool } from '../loop/tool-contract.js';
 import { HttpStatusError, ToolError } from './errors.js';
 import { decodeBody } from './net/body-format.js';
 import { exchange } from './net/http-client.js';

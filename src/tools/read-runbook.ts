@@ -1,7 +1,7 @@
 /** read `read_runbook`: a runbook file, or one section of it by heading, with line numbers. */
 import { z } from 'zod';
 import { defineTool } from '../loop/define-tool.js';
-import type { AnyTool } from '../loop/types.js';
+import type { AnyTool } from '../loop/tool-contract.js';
 import { ToolError } from './errors.js';
 import {
   findHeading,

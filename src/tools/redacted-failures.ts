@@ -4,7 +4,7 @@
  * token into it (`401: bad token xoxb-…`). Wrapping every tool once covers built-in and custom tools
  * alike, and the engine needs no knowledge of secrets.
  */
-import type { AnyTool } from '../loop/types.js';
+import type { AnyTool } from '../loop/tool-contract.js';
 
 /** Replaces every secret value in a text by `[redacted]`. */
 export type Redact = (text: string) => string;

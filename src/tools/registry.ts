@@ -7,7 +7,7 @@ import { ConfigError, type ConfigProblem } from '../config/errors.js';
 import type { Policy } from '../config/policy.js';
 import { approversFor, retryFor } from '../config/policy-limits.js';
 import { READ_RESULT } from '../loop/read-result.js';
-import type { AnyTool } from '../loop/types.js';
+import type { AnyTool } from '../loop/tool-contract.js';
 import { createCurrentTime } from './current-time.js';
 import type { AnyCustomTool } from './custom/tool-api.js';
 import { loadCustomModule, missingSecrets, wrapCustomTool } from './custom-tools.js';

@@ -3,8 +3,9 @@
  * against them): the schema the model is given, except run_action, whose parameters each declared action
  * types itself.
  */
+
+import type { AnyTool } from '../loop/tool-contract.js';
 import { toolSchema } from '../loop/tool-schemas.js';
-import type { AnyTool } from '../loop/types.js';
 import type { ActionSettings } from './run-action/action-settings.js';
 import { runActionArgsSchema } from './run-action/args-schema.js';
 

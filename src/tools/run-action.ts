@@ -6,7 +6,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { defineTool } from '../loop/define-tool.js';
-import type { AnyTool, ToolContext, VerifyResult } from '../loop/types.js';
+import type { AnyTool, ToolContext, VerifyResult } from '../loop/tool-contract.js';
 import { HttpStatusError, ToolError } from './errors.js';
 import { decodeBody, formatBody } from './net/body-format.js';
 import { exchange } from './net/http-client.js';

@@ -1,7 +1,7 @@
 /** read `search_runbooks`: ranked matches in the Markdown runbooks, as `file:line` snippets. */
 import { z } from 'zod';
 import { defineTool } from '../loop/define-tool.js';
-import type { AnyTool } from '../loop/types.js';
+import type { AnyTool } from '../loop/tool-contract.js';
 import { listRunbooks } from './runbooks/runbook-files.js';
 import { type SearchHit, searchRunbooks } from './runbooks/runbook-search.js';
 import type { RunbookSettings } from './runbooks/runbook-settings.js';

@@ -1,9 +1,12 @@
 import { endedChildren, type PrefetchedChildren, startChildren } from '../agents/child-runs.js';
 import { portsForRun } from '../agents/run-ports.js';
 import { cancelRun } from '../loop/decisions.js';
+import type { EngineEvent } from '../loop/engine-events.js';
+import type { Decision, GatedCall } from '../loop/gated-calls.js';
+import type { EngineDeps } from '../loop/ports.js';
 import { type RunOutcome, runUntilPause, settleAndContinue, settleBudgetAndContinue } from '../loop/run.js';
 import { isFinished } from '../loop/state.js';
-import type { Decision, EngineDeps, EngineEvent, GatedCall, Logger } from '../loop/types.js';
+import type { Logger } from '../loop/tool-contract.js';
 import type { RunSlackContext } from '../slack/notifier-port.js';
 import {
   AWAITING_APPROVAL_TEXT,

@@ -7,8 +7,8 @@
 
 import type { GroupMembers } from '../approvers/groups.js';
 import { shadowDecisionReason } from '../config/shadow-mode.js';
+import type { GatedCall } from '../loop/gated-calls.js';
 import { toolSchema } from '../loop/tool-schemas.js';
-import type { GatedCall } from '../loop/types.js';
 import type { AskDecision, GateDecision } from '../policy/gate.js';
 import { coveringGrants, grantRefusal } from '../policy/grants.js';
 import type { RunSlackContext } from '../slack/notifier-port.js';

@@ -4,7 +4,8 @@
  * in the queue as a delayed job; the job then ends and the run waits in Redis. A click (the bot) or the
  * timer answers the record once; the next job of the run applies that answer.
  */
-import type { BudgetDecision, RunState } from '../loop/types.js';
+import type { BudgetDecision } from '../loop/budget-asks.js';
+import type { RunState } from '../loop/run-state.js';
 import { addRunJob } from '../queue/runs-queue.js';
 import { budgetCardView } from '../slack/budget-card.js';
 import type { RunSlackContext } from '../slack/notifier-port.js';

@@ -15,7 +15,7 @@ import { approversFor, limitsFromPolicy } from '../config/policy-limits.js';
 import { shadowReason } from '../config/shadow-mode.js';
 import { createBufferedFetch } from '../http/buffered-fetch.js';
 import type { Logger } from '../log/logger.js';
-import type { ModelPort } from '../loop/types.js';
+import type { ModelPort } from '../loop/model-port.js';
 import { redisCallDefinitions } from '../mcp/call-definitions.js';
 import { McpSource } from '../mcp/mcp-source.js';
 import { redisRunCancelled } from '../mcp/run-cancelled.js';

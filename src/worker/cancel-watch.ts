@@ -6,7 +6,7 @@
  * of each watched run is read anyway, so a lost message or a dropped subscriber connection delays the
  * abort by at most `pollMs` and never loses it.
  */
-import type { Logger } from '../loop/types.js';
+import type { Logger } from '../loop/tool-contract.js';
 import type { RedisClient } from '../store/scripts.js';
 
 /** One run watched by one job: `signal` aborts once the run's cancel is recorded. */

@@ -8,7 +8,7 @@
  * facts. A failed lookup is not recorded: the run fails closed (no writes) and the next step asks again.
  */
 import { z } from 'zod';
-import type { AnyTool } from '../loop/types.js';
+import type { AnyTool } from '../loop/tool-contract.js';
 import {
   CHANNEL_KINDS,
   type ChannelFacts,

@@ -1,5 +1,5 @@
 import { cancelAbandonedChildren, handToParent } from '../agents/child-runs.js';
-import type { RunState } from '../loop/types.js';
+import type { RunState } from '../loop/run-state.js';
 import { startJobSchema } from '../queue/job-data.js';
 import { addRunJob } from '../queue/runs-queue.js';
 import type { RunSlackContext } from '../slack/notifier-port.js';

@@ -1,4 +1,6 @@
-import type { EngineDeps, EngineEvent, Logger } from '../loop/types.js';
+import type { EngineEvent } from '../loop/engine-events.js';
+import type { EngineDeps } from '../loop/ports.js';
+import type { Logger } from '../loop/tool-contract.js';
 import { recordEngineEvent } from '../metrics/metrics.js';
 import type { WorkerRuntime } from './runtime.js';
 import type { TraceRecorder } from './trace-recorder.js';

@@ -6,7 +6,7 @@
  * it expires (WORKER_LOCK_MS), so no two workers ever advance the run at once.
  */
 import type { Job } from 'bullmq';
-import type { Logger } from '../loop/types.js';
+import type { Logger } from '../loop/tool-contract.js';
 
 type Processor = (job: Job, token?: string) => Promise<void>;
 

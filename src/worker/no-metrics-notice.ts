@@ -4,7 +4,7 @@
  * that the bot can tell a live worker from one that died without withdrawing it.
  */
 import { hostname } from 'node:os';
-import type { Logger } from '../loop/types.js';
+import type { Logger } from '../loop/tool-contract.js';
 import { NOTICE_REPEAT_MS, type WorkerNotices } from '../store/worker-notices.js';
 
 export interface NoMetricsAnnouncement {

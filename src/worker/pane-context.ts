@@ -3,7 +3,7 @@
  * own, before the question, that says it is data about Slack and not something to do. It never goes
  * into the system prompt, and it carries only ids (loopgate reads nothing of that conversation).
  */
-import type { Message } from '../loop/types.js';
+import type { Message } from '../loop/messages.js';
 import type { StartJobData } from '../queue/job-data.js';
 
 export function paneContextMessages(viewing: StartJobData['viewing']): Message[] {

@@ -1,4 +1,5 @@
-import type { ActionRecord, GatedCall, RunState } from '../loop/types.js';
+import type { ActionRecord, GatedCall } from '../loop/gated-calls.js';
+import type { RunState } from '../loop/run-state.js';
 import { withChannelApprovers } from '../policy/channel-rules.js';
 import { addApprovalTimers } from '../queue/approval-timers.js';
 import { approvalViewFromRecord, approvalViewNow } from '../slack/approval-view.js';

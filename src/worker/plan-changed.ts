@@ -4,7 +4,9 @@
  * superseded by a fresh round showing that plan (the old decisions void), the card is redrawn in place
  * with the difference, and the new round gets its timers.
  */
-import type { CallPlan, RunState, ToolResult } from '../loop/types.js';
+import type { CallPlan } from '../loop/gated-calls.js';
+import type { RunState } from '../loop/run-state.js';
+import type { ToolResult } from '../loop/tool-result.js';
 import { addApprovalTimers } from '../queue/approval-timers.js';
 import { approvalViewFromRecord } from '../slack/approval-view.js';
 import type { ApprovalRecord } from '../store/records.js';

@@ -1,5 +1,8 @@
 import { executeApproved, type Resolution } from '../loop/decisions.js';
-import type { Decision, EngineDeps, GatedCall, Logger, RunState } from '../loop/types.js';
+import type { Decision, GatedCall } from '../loop/gated-calls.js';
+import type { EngineDeps } from '../loop/ports.js';
+import type { RunState } from '../loop/run-state.js';
+import type { Logger } from '../loop/tool-contract.js';
 import type { ResumeJobData } from '../queue/job-data.js';
 import { approvalViewFromRecord } from '../slack/approval-view.js';
 import { escapeAndTruncate, userMention } from '../slack/mrkdwn.js';

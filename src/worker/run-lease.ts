@@ -1,4 +1,4 @@
-import type { Logger } from '../loop/types.js';
+import type { Logger } from '../loop/tool-contract.js';
 import { StoreError } from '../store/errors.js';
 import type { WorkerRuntime } from './runtime.js';
 

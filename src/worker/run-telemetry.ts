@@ -1,5 +1,5 @@
 import { portsForRun } from '../agents/run-ports.js';
-import type { Logger } from '../loop/types.js';
+import type { Logger } from '../loop/tool-contract.js';
 import type { LoadedRun } from '../store/run-store.js';
 import type { TraceCarrier } from '../telemetry/carrier.js';
 import type { RunSegment } from '../telemetry/run-tracer.js';

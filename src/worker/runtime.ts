@@ -1,7 +1,11 @@
 import type { AgentRuntime } from '../agents/catalog.js';
 import type { GroupMembers } from '../approvers/groups.js';
 import type { OncallRoster } from '../approvers/oncall/roster-port.js';
-import type { AnyTool, Clock, ExtendableStop, Logger, ModelPort, RunLimits } from '../loop/types.js';
+import type { ExtendableStop } from '../loop/budget-asks.js';
+import type { ModelPort } from '../loop/model-port.js';
+import type { Clock } from '../loop/ports.js';
+import type { RunLimits } from '../loop/run-limits.js';
+import type { AnyTool, Logger } from '../loop/tool-contract.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { GateDecision } from '../policy/gate.js';
 import type { RunsQueue } from '../queue/runs-queue.js';

@@ -1,4 +1,4 @@
-import type { EngineEvent, EventSink } from '../loop/types.js';
+import type { EngineEvent, EventSink } from '../loop/engine-events.js';
 import type { TraceEntry } from '../store/records.js';
 import type { RunStore } from '../store/run-store.js';
 

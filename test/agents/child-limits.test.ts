@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentDefinition } from '../../src/agents/catalog.js';
 import { childLimits } from '../../src/agents/child-run.js';
-import type { DelegatedCall } from '../../src/loop/types.js';
+import type { DelegatedCall } from '../../src/loop/subagents.js';
 import { newRun } from '../support/engine.js';
 
 const call: DelegatedCall = {

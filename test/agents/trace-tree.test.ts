@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { traceTree } from '../../src/agents/trace-tree.js';
 import { childRunIdFor } from '../../src/loop/delegate.js';
+import type { Message } from '../../src/loop/messages.js';
+import type { RunState } from '../../src/loop/run-state.js';
 import { createRun } from '../../src/loop/state.js';
-import type { Message, RunState } from '../../src/loop/types.js';
 import { traceModal } from '../../src/slack/trace-modal.js';
 import { emptyWorkDir, runCli } from '../cli/cli-harness.js';
 import { expectValidViewBlocks, shownText } from '../slack/block-checks.js';

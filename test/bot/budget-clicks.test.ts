@@ -6,7 +6,7 @@
  */
 import { webApi } from '@slack/bolt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BudgetAsk } from '../../src/loop/types.js';
+import type { BudgetAsk } from '../../src/loop/budget-asks.js';
 import { budgetButtonValue, budgetCard, budgetCardView } from '../../src/slack/budget-card.js';
 import { ACTION_IDS } from '../../src/slack/ids.js';
 import {

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { childRunIdFor } from '../../src/loop/delegate.js';
+import type { RunState } from '../../src/loop/run-state.js';
 import { createRun } from '../../src/loop/state.js';
-import type { RunState } from '../../src/loop/types.js';
 import { cancelJobId } from '../../src/queue/index.js';
 import { eventBody, eventEnvelope } from '../fakes/slack-signing.js';
 import {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GatedCall } from '../../src/loop/types.js';
+import type { GatedCall } from '../../src/loop/gated-calls.js';
 import { type ApprovalRecord, approvalIdFor, auditEntrySchema } from '../../src/store/index.js';
 import { type StoreFixture, storeFixture } from '../store/redis-fixture.js';
 import { realisticState, slack } from '../store/run-state-fixture.js';

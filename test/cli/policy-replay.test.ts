@@ -5,7 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GatedCall } from '../../src/loop/types.js';
+import type { GatedCall } from '../../src/loop/gated-calls.js';
 import { approvalIdFor } from '../../src/store/index.js';
 import { type StoreFixture, storeFixture } from '../store/redis-fixture.js';
 import { realisticState, slack } from '../store/run-state-fixture.js';

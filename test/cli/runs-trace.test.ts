@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunState } from '../../src/loop/types.js';
+import type { RunState } from '../../src/loop/run-state.js';
 import type { SlackContext } from '../../src/store/index.js';
 import { type StoreFixture, storeFixture } from '../store/redis-fixture.js';
 import { realisticState, slack, T0 } from '../store/run-state-fixture.js';

@@ -7,7 +7,8 @@
  */
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GatedCall, RunState } from '../../src/loop/types.js';
+import type { GatedCall } from '../../src/loop/gated-calls.js';
+import type { RunState } from '../../src/loop/run-state.js';
 import { createRunsQueue } from '../../src/queue/runs-queue.js';
 import { approvalIdFor, createStore, nextRoundOf, type Store } from '../../src/store/index.js';
 import { SCRIPT_NAMES, type ScriptName } from '../../src/store/scripts.js';

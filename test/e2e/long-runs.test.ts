@@ -9,7 +9,7 @@
  * - A log too long to show whole is kept with the run and paged with read_result.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ToolResult } from '../../src/loop/types.js';
+import type { ToolResult } from '../../src/loop/tool-result.js';
 import { type HttpFixture, reply, startHttpFixture } from '../fakes/http-fixtures.js';
 import type { FakeReply, RecordedRequest, WireMessage } from '../fakes/openai-server.js';
 import { killAllLoopgate } from './support/loopgate-process.js';

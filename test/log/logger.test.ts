@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { createLogger, REDACTED, runLogger, secretRedactor } from '../../src/log/logger.js';
-import type { Logger as EngineLogger } from '../../src/loop/types.js';
+import type { Logger as EngineLogger } from '../../src/loop/tool-contract.js';
 
 /** A logger writing into memory; `lines()` parses what was written, one JSON object per line. */
 function memoryLogger(level: 'info' | 'debug' = 'info', service?: string, secrets?: string[]) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { promisesOfUndecidedActions } from '../../src/loop/answer.js';
-import type { ActionRecord } from '../../src/loop/types.js';
+import type { ActionRecord } from '../../src/loop/gated-calls.js';
 
 const expired: ActionRecord = {
   toolCallId: 'c1',

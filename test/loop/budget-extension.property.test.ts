@@ -6,9 +6,9 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import type { BudgetDecision } from '../../src/loop/budget-asks.js';
 import { budgetLimits, totalGranted } from '../../src/loop/budget-extension.js';
 import { type RunOutcome, runUntilPause, settleBudgetAndContinue } from '../../src/loop/run.js';
-import type { BudgetDecision } from '../../src/loop/types.js';
 import { deps, endlessReader, newRun } from '../support/engine.js';
 
 const answer = fc.record({

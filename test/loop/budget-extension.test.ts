@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { applyBudgetDecision, budgetLimits } from '../../src/loop/budget-extension.js';
 import { cancelRun } from '../../src/loop/decisions.js';
 import { runUntilPause, settleBudgetAndContinue } from '../../src/loop/run.js';
-import type { RunLimits, RunState } from '../../src/loop/types.js';
+import type { RunLimits } from '../../src/loop/run-limits.js';
+import type { RunState } from '../../src/loop/run-state.js';
 import { deps, endlessReader, newRun } from '../support/engine.js';
 
 const EXTEND: NonNullable<RunLimits['extend']> = {

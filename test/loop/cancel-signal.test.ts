@@ -5,8 +5,10 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool } from '../../src/loop/define-tool.js';
+import type { Message } from '../../src/loop/messages.js';
+import type { ModelRequest } from '../../src/loop/model-port.js';
 import { decideAndContinue, runUntilPause } from '../../src/loop/run.js';
-import type { Message, ModelRequest, ToolResult } from '../../src/loop/types.js';
+import type { ToolResult } from '../../src/loop/tool-result.js';
 import { assertWellFormed, call, deps, newRun, scriptedModel } from '../support/engine.js';
 
 /** Resolves once `signal` aborts (never otherwise), like a model server that is slow to answer. */

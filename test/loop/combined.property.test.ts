@@ -15,21 +15,16 @@ import { summaryText } from '../../src/loop/context.js';
 import { cancelRun } from '../../src/loop/decisions.js';
 import { defineTool } from '../../src/loop/define-tool.js';
 import { ModelError, ToolFailure } from '../../src/loop/errors.js';
+import type { Decision, GatedCall } from '../../src/loop/gated-calls.js';
 import { argsHash } from '../../src/loop/hash.js';
+import type { Message } from '../../src/loop/messages.js';
+import type { ModelPort } from '../../src/loop/model-port.js';
+import type { EngineDeps, ExecutionLedger } from '../../src/loop/ports.js';
 import { type Boundary, type RunOutcome, runUntilPause, settleAndContinue } from '../../src/loop/run.js';
+import type { RunState } from '../../src/loop/run-state.js';
 import { isFinished } from '../../src/loop/state.js';
-import type {
-  AnyTool,
-  ChildOutcome,
-  Decision,
-  DelegatedCall,
-  EngineDeps,
-  ExecutionLedger,
-  GatedCall,
-  Message,
-  ModelPort,
-  RunState,
-} from '../../src/loop/types.js';
+import type { ChildOutcome, DelegatedCall } from '../../src/loop/subagents.js';
+import type { AnyTool } from '../../src/loop/tool-contract.js';
 import {
   appendOnlyProblem,
   Crash,

@@ -8,15 +8,18 @@ import {
   questionIndex,
   summaryText,
 } from '../../src/loop/context.js';
+import type { ContextLimits } from '../../src/loop/context-window.js';
 import { applyDecisions } from '../../src/loop/decisions.js';
 import { defineTool } from '../../src/loop/define-tool.js';
 import { ModelError } from '../../src/loop/errors.js';
 import { requestTokens } from '../../src/loop/estimate.js';
+import type { Message } from '../../src/loop/messages.js';
 import { runUntilPause } from '../../src/loop/run.js';
+import type { RunState } from '../../src/loop/run-state.js';
 import { createRun } from '../../src/loop/state.js';
 import { step } from '../../src/loop/step.js';
+import type { AnyTool } from '../../src/loop/tool-contract.js';
 import { toolSchemas } from '../../src/loop/tool-schemas.js';
-import type { AnyTool, ContextLimits, Message, RunState } from '../../src/loop/types.js';
 import { assertWellFormed, call, deps, newRun, type ScriptStep, testTools } from '../support/engine.js';
 import { contextLimits } from '../support/memory-results.js';
 import { isSummaryRequest, windowModel } from '../support/window-model.js';

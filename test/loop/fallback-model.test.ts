@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ModelError } from '../../src/loop/errors.js';
 import { fallbackModel } from '../../src/loop/fallback-model.js';
-import type { ModelPort, ModelReply } from '../../src/loop/types.js';
+import type { ModelPort, ModelReply } from '../../src/loop/model-port.js';
 
 function port(name: string, outcome: () => ModelReply | Error): ModelPort & { calls: number } {
   const p = {

@@ -1,9 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { applyDecisions } from '../../src/loop/decisions.js';
+import type { Decision, GatedCall } from '../../src/loop/gated-calls.js';
 import { argsHash } from '../../src/loop/hash.js';
+import type { ModelPort } from '../../src/loop/model-port.js';
+import type { RunState, StepOutcome } from '../../src/loop/run-state.js';
 import { step } from '../../src/loop/step.js';
-import type { Decision, GatedCall, ModelPort, RunState, StepOutcome } from '../../src/loop/types.js';
 import {
   assertWellFormed,
   deps,

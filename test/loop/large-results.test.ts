@@ -10,7 +10,7 @@ import {
   utf8Prefix,
   WRAP_CHARS,
 } from '../../src/loop/large-results.js';
-import type { ResultStore } from '../../src/loop/types.js';
+import type { ResultStore } from '../../src/loop/ports.js';
 import { memoryResultStore } from '../support/memory-results.js';
 
 const numbered = (n: number, width = 20) =>

@@ -1,8 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createBufferedFetch } from '../../src/http/buffered-fetch.js';
 import { ModelError } from '../../src/loop/errors.js';
+import type { Message } from '../../src/loop/messages.js';
+import type { ModelRequest, ToolSchema } from '../../src/loop/model-port.js';
 import { createOpenAIModel, type OpenAIModelOptions } from '../../src/loop/openai-model.js';
-import type { Message, ModelRequest, ToolSchema } from '../../src/loop/types.js';
 import { type FakeOpenAI, type FakeStep, startFakeOpenAI } from '../fakes/openai-server.js';
 
 const API_KEY = 'sk-test-123';

@@ -3,19 +3,15 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { applyDecisions } from '../../src/loop/decisions.js';
 import { defineTool } from '../../src/loop/define-tool.js';
+import type { EngineEvent } from '../../src/loop/engine-events.js';
+import type { Decision, GatedCall, PlanHashes } from '../../src/loop/gated-calls.js';
 import { argsHash } from '../../src/loop/hash.js';
 import { MAX_PLAN_CHARS, planHash } from '../../src/loop/plan.js';
+import type { ExecutionLedger } from '../../src/loop/ports.js';
+import type { RunState } from '../../src/loop/run-state.js';
 import { step } from '../../src/loop/step.js';
-import type {
-  AnyTool,
-  Decision,
-  EngineEvent,
-  ExecutionLedger,
-  GatedCall,
-  PlanHashes,
-  RunState,
-  ToolResult,
-} from '../../src/loop/types.js';
+import type { AnyTool } from '../../src/loop/tool-contract.js';
+import type { ToolResult } from '../../src/loop/tool-result.js';
 import { call, manualClock, newRun, scriptedModel, silentLogger } from '../support/engine.js';
 
 /** A rollout whose plan is whatever the world says now (or a throw), and which records each execution. */

@@ -3,9 +3,13 @@ import { z } from 'zod';
 import { applyDecisions } from '../../src/loop/decisions.js';
 import { defineTool } from '../../src/loop/define-tool.js';
 import { resultHandle } from '../../src/loop/large-results.js';
+import type { Message } from '../../src/loop/messages.js';
+import type { ModelRequest } from '../../src/loop/model-port.js';
 import { READ_RESULT } from '../../src/loop/read-result.js';
 import { runUntilPause } from '../../src/loop/run.js';
-import type { AnyTool, Message, ModelRequest, RunState, ToolResult } from '../../src/loop/types.js';
+import type { RunState } from '../../src/loop/run-state.js';
+import type { AnyTool } from '../../src/loop/tool-contract.js';
+import type { ToolResult } from '../../src/loop/tool-result.js';
 import { call, deps, newRun, scriptedModel, testTools } from '../support/engine.js';
 import { contextLimits, memoryResultStore } from '../support/memory-results.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { ModelPort, ModelReply, ModelRequest } from '../../src/loop/model-port.js';
 import { runUntilPause } from '../../src/loop/run.js';
-import type { ModelPort, ModelReply, ModelRequest } from '../../src/loop/types.js';
 import { call, deps, newRun } from '../support/engine.js';
 
 /** A model answering from a list of replies, recording what it was sent. */

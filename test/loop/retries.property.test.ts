@@ -4,8 +4,11 @@ import { z } from 'zod';
 import { applyDecisions } from '../../src/loop/decisions.js';
 import { defineTool } from '../../src/loop/define-tool.js';
 import { ToolFailure } from '../../src/loop/errors.js';
+import type { Decision } from '../../src/loop/gated-calls.js';
+import type { ModelPort } from '../../src/loop/model-port.js';
+import type { StepOutcome } from '../../src/loop/run-state.js';
 import { step } from '../../src/loop/step.js';
-import type { AnyTool, Decision, ModelPort, StepOutcome } from '../../src/loop/types.js';
+import type { AnyTool } from '../../src/loop/tool-contract.js';
 import {
   assertWellFormed,
   manualClock,

@@ -2,10 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { applyDecisions } from '../../src/loop/decisions.js';
 import { defineTool } from '../../src/loop/define-tool.js';
+import type { EngineEvent } from '../../src/loop/engine-events.js';
 import { ToolFailure } from '../../src/loop/errors.js';
 import { classifyFailure, DEFAULT_RETRY, retryDelayMs } from '../../src/loop/retry.js';
+import type { RunState } from '../../src/loop/run-state.js';
 import { step } from '../../src/loop/step.js';
-import type { AnyTool, EngineEvent, RetryPolicy, RunState, ToolResult } from '../../src/loop/types.js';
+import type { AnyTool, RetryPolicy } from '../../src/loop/tool-contract.js';
+import type { ToolResult } from '../../src/loop/tool-result.js';
 import { HttpStatusError, RequestTimeoutError, ToolError } from '../../src/tools/errors.js';
 import { call, deps, newRun, scriptedModel } from '../support/engine.js';
 

@@ -3,10 +3,14 @@ import { z } from 'zod';
 import { applyDecisions, cancelRun } from '../../src/loop/decisions.js';
 import { defineTool } from '../../src/loop/define-tool.js';
 import { requestTokens, textTokens } from '../../src/loop/estimate.js';
+import type { Message } from '../../src/loop/messages.js';
+import type { ModelPort } from '../../src/loop/model-port.js';
 import { decideAndContinue, runUntilPause } from '../../src/loop/run.js';
+import type { RunLimits } from '../../src/loop/run-limits.js';
+import type { RunState } from '../../src/loop/run-state.js';
 import { MAX_SHOWN_ARGUMENT_CHARS } from '../../src/loop/shown-arguments.js';
 import { step } from '../../src/loop/step.js';
-import type { Message, ModelPort, RunLimits, RunState, ToolResult } from '../../src/loop/types.js';
+import type { ToolResult } from '../../src/loop/tool-result.js';
 import { assertWellFormed, call, deps, newRun, scriptedModel } from '../support/engine.js';
 
 const toolResults = (s: RunState) =>

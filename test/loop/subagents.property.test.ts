@@ -2,9 +2,13 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { askTool } from '../../src/agents/ask-tool.js';
 import { cancelRun } from '../../src/loop/decisions.js';
+import type { Decision } from '../../src/loop/gated-calls.js';
+import type { ModelPort } from '../../src/loop/model-port.js';
 import { settleAndContinue } from '../../src/loop/run.js';
+import type { RunState } from '../../src/loop/run-state.js';
 import { step } from '../../src/loop/step.js';
-import type { AnyTool, ChildOutcome, Decision, ModelPort, RunState } from '../../src/loop/types.js';
+import type { ChildOutcome } from '../../src/loop/subagents.js';
+import type { AnyTool } from '../../src/loop/tool-contract.js';
 import {
   assertWellFormed,
   deps,

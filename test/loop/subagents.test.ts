@@ -8,17 +8,13 @@ import {
   childRunIdFor,
   outcomeOfChild,
 } from '../../src/loop/delegate.js';
+import type { EngineDeps } from '../../src/loop/ports.js';
 import { settleAndContinue } from '../../src/loop/run.js';
+import type { RunState, StepOutcome } from '../../src/loop/run-state.js';
 import { createRun } from '../../src/loop/state.js';
 import { step } from '../../src/loop/step.js';
-import type {
-  AnyTool,
-  ChildOutcome,
-  DelegatedCall,
-  EngineDeps,
-  RunState,
-  StepOutcome,
-} from '../../src/loop/types.js';
+import type { ChildOutcome, DelegatedCall } from '../../src/loop/subagents.js';
+import type { AnyTool } from '../../src/loop/tool-contract.js';
 import { isRunId } from '../../src/store/ids.js';
 import { assertWellFormed, call, deps, newRun, scriptedModel } from '../support/engine.js';
 

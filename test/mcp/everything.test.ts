@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executeCall } from '../../src/loop/execute.js';
-import type { AnyTool } from '../../src/loop/types.js';
+import type { AnyTool } from '../../src/loop/tool-contract.js';
 import { callLimits } from '../support/call-limits.js';
 import { silentLogger } from '../support/engine.js';
 import { bin, type Started, startSource, waitFor } from './support.js';

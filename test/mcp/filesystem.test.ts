@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decideAndContinue, runUntilPause } from '../../src/loop/run.js';
-import type { RunState } from '../../src/loop/types.js';
+import type { RunState } from '../../src/loop/run-state.js';
 import { call, deps, newRun, scriptedModel } from '../support/engine.js';
 import { bin, type Started, startSource } from './support.js';
 

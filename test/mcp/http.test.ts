@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../demo/lib/free-port.js';
-import type { ToolContext } from '../../src/loop/types.js';
+import type { ToolContext } from '../../src/loop/tool-contract.js';
 import { silentLogger } from '../support/engine.js';
 import { type HttpMcpServer, startHttpMcpServer } from './servers/http-server.js';
 import { type Started, startSource, waitFor } from './support.js';

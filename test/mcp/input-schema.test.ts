@@ -8,8 +8,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { prepareCall } from '../../src/loop/prepare.js';
+import type { AnyTool } from '../../src/loop/tool-contract.js';
 import { toolSchema } from '../../src/loop/tool-schemas.js';
-import type { AnyTool } from '../../src/loop/types.js';
 import { compileInputSchema } from '../../src/mcp/input-schema.js';
 import { newRun } from '../support/engine.js';
 

@@ -6,8 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ModelRequest } from '../../src/loop/model-port.js';
 import { runUntilPause } from '../../src/loop/run.js';
-import type { ModelRequest } from '../../src/loop/types.js';
 import { call, deps, newRun, scriptedModel } from '../support/engine.js';
 import { bin, type Started, startSource } from './support.js';
 

@@ -1,7 +1,7 @@
 /** Starting real MCP servers for tests through loopgate's own McpSource, and reading what it logged. */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Logger } from '../../src/loop/types.js';
+import type { Logger } from '../../src/loop/tool-contract.js';
 import { type CallDefinitions, memoryCallDefinitions } from '../../src/mcp/call-definitions.js';
 import { McpSource } from '../../src/mcp/mcp-source.js';
 import type { RunCancelled } from '../../src/mcp/run-cancelled.js';

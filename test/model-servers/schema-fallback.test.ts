@@ -6,11 +6,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { modelKnobs } from '../../src/config/model-knobs.js';
 import { parsePolicy } from '../../src/config/policy.js';
+import type { ModelRequest } from '../../src/loop/model-port.js';
 import { createOpenAIModel } from '../../src/loop/openai-model.js';
 import { runUntilPause } from '../../src/loop/run.js';
 import { SchemaFormMemory } from '../../src/loop/schema-forms.js';
 import { toolSchema } from '../../src/loop/tool-schemas.js';
-import type { ModelRequest } from '../../src/loop/types.js';
 import { createPageOncall, pageOncallSettings } from '../../src/tools/page-oncall.js';
 import { type FakeOpenAI, LLAMA_CPP_GRAMMAR_ERROR, startFakeOpenAI } from '../fakes/openai-server.js';
 import { deps, newRun } from '../support/engine.js';

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import type { ToolSchema } from '../../src/loop/model-port.js';
 import {
   formTool,
   fromStrictArguments,
@@ -9,7 +10,6 @@ import {
   strictParameters,
 } from '../../src/loop/schema-forms.js';
 import { toolSchema } from '../../src/loop/tool-schemas.js';
-import type { ToolSchema } from '../../src/loop/types.js';
 import { createPageOncall, pageOncallSettings } from '../../src/tools/page-oncall.js';
 
 const pageOncall = toolSchema(

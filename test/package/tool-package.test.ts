@@ -85,7 +85,7 @@ describe('the packed loopgate in a tool package', { timeout: 240_000 }, () => {
       [
         '--input-type=module',
         '-e',
-        "const pub = await import('loopgate'); const t = await import('loopgate/testing'); console.log(Object.keys(pub).sort().join(','), Object.keys(t).join(',')); await import('loopgate/dist/loop/types.js');",
+        "const pub = await import('loopgate'); const t = await import('loopgate/testing'); console.log(Object.keys(pub).sort().join(','), Object.keys(t).join(',')); await import('loopgate/dist/loop/tool-contract.js');",
       ],
       project.dir,
     );

@@ -1,7 +1,7 @@
 /** The plan on the approval card: summarised, whole under Full text, the difference when it changed. */
 import { describe, expect, it } from 'vitest';
+import type { CallPlan } from '../../src/loop/gated-calls.js';
 import { MAX_PLAN_CHARS, planHash } from '../../src/loop/plan.js';
-import type { CallPlan } from '../../src/loop/types.js';
 import { type ApprovalView, approvalCard } from '../../src/slack/approval-card.js';
 import { fullTextModal } from '../../src/slack/full-text-modal.js';
 import { ACTION_IDS } from '../../src/slack/ids.js';

@@ -1,4 +1,4 @@
-import type { Logger } from '../../src/loop/types.js';
+import type { Logger } from '../../src/loop/tool-contract.js';
 
 export interface LogEntry {
   level: 'debug' | 'info' | 'warn' | 'error';

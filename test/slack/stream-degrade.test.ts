@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createBufferedFetch } from '../../src/http/buffered-fetch.js';
+import type { RunState } from '../../src/loop/run-state.js';
 import { createRun } from '../../src/loop/state.js';
-import type { RunState } from '../../src/loop/types.js';
 import { SlackNotifier } from '../../src/slack/notifier.js';
 import { SlackBudget } from '../../src/slack/rate/slack-budget.js';
 import { AgentSurfaces, webSurfaceCalls } from '../../src/slack/surfaces/agent-surfaces.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RUN_STATE_VERSION, type RunState } from '../../src/loop/types.js';
+import { RUN_STATE_VERSION, type RunState } from '../../src/loop/run-state.js';
 import { type TraceView, timingsFromTrace, traceFromRunState } from '../../src/slack/trace.js';
 import { traceModal } from '../../src/slack/trace-modal.js';
 import { expectValidViewBlocks, pings, texts } from './block-checks.js';

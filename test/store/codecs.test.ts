@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { Message } from '../../src/loop/messages.js';
 import { renderResult, summarise } from '../../src/loop/observation.js';
-import type { Evidence, Message } from '../../src/loop/types.js';
+import type { Evidence } from '../../src/loop/run-state.js';
 import { decodeEvidence, encodeEvidence } from '../../src/store/evidence-codec.js';
 import { changingJson, fixedJson, headerFromHash, pauseField } from '../../src/store/header-codec.js';
 import { approvalIdFor } from '../../src/store/ids.js';

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { modelView } from '../../src/loop/context.js';
-import type { CompactionRecord, RunState } from '../../src/loop/types.js';
+import type { CompactionRecord } from '../../src/loop/context-window.js';
+import type { RunState } from '../../src/loop/run-state.js';
 import { RunCheckpointer } from '../../src/store/index.js';
 import { type StoreFixture, storeFixture } from './redis-fixture.js';
 import { advance, newState, slack } from './run-state-fixture.js';

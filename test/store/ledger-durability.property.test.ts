@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ExecutionLedger, GatedCall } from '../../src/loop/types.js';
+import type { GatedCall } from '../../src/loop/gated-calls.js';
+import type { ExecutionLedger } from '../../src/loop/ports.js';
 import { approvalIdFor, createStore, storeExecutionLedger } from '../../src/store/index.js';
 import { type StoreFixture, storeFixture } from './redis-fixture.js';
 import { realisticState, slack, T0 } from './run-state-fixture.js';

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { GatedCall } from '../../src/loop/types.js';
+import type { GatedCall } from '../../src/loop/gated-calls.js';
 import { approvalIdFor, storeExecutionLedger } from '../../src/store/index.js';
 import { type StoreFixture, storeFixture } from './redis-fixture.js';
 import { realisticState, slack, T0 } from './run-state-fixture.js';

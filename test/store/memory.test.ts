@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { RunState } from '../../src/loop/types.js';
+import type { RunState } from '../../src/loop/run-state.js';
 import { keysOf, type StoreFixture, storeFixture } from './redis-fixture.js';
 import { advance, newState, slack } from './run-state-fixture.js';
 

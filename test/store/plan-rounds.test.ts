@@ -3,8 +3,9 @@
  * beginExecution-2) and the round that asks again when a plan changed (askAgainForPlan-5).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { CallPlan, GatedCall } from '../../src/loop/gated-calls.js';
 import { planHash } from '../../src/loop/plan.js';
-import type { CallPlan, GatedCall, ToolResult } from '../../src/loop/types.js';
+import type { ToolResult } from '../../src/loop/tool-result.js';
 import { StoreError } from '../../src/store/errors.js';
 import { approvalIdFor, nextRoundOf } from '../../src/store/ids.js';
 import { type StoreFixture, storeFixture } from './redis-fixture.js';

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { resultHandle } from '../../src/loop/large-results.js';
-import type { RunState } from '../../src/loop/types.js';
+import type { RunState } from '../../src/loop/run-state.js';
 import { runResultStore } from '../../src/store/index.js';
 import { type StoreFixture, storeFixture } from './redis-fixture.js';
 import { advance, newState, slack } from './run-state-fixture.js';

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { RunState } from '../../src/loop/types.js';
+import type { RunState } from '../../src/loop/run-state.js';
 import { approvalIdFor } from '../../src/store/index.js';
 import { keysOf, type StoreFixture, storeFixture } from './redis-fixture.js';
 import { advance, newState, realisticState, slack, T0 } from './run-state-fixture.js';

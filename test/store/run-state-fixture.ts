@@ -1,4 +1,5 @@
-import type { Message, RunState } from '../../src/loop/types.js';
+import type { Message } from '../../src/loop/messages.js';
+import type { RunState } from '../../src/loop/run-state.js';
 import type { SlackContext } from '../../src/store/index.js';
 
 export const T0 = 1_767_000_000_000;

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RunStateVersionError } from '../../src/loop/errors.js';
 import { renderResult, summarise } from '../../src/loop/observation.js';
-import type { RunState } from '../../src/loop/types.js';
+import type { RunState } from '../../src/loop/run-state.js';
 import { changingJson } from '../../src/store/header-codec.js';
 import { approvalIdFor, StoreError } from '../../src/store/index.js';
 import { killConnections, type StoreFixture, storeFixture } from './redis-fixture.js';

@@ -4,7 +4,7 @@
  * shadow_decision entry.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { GatedCall } from '../../src/loop/types.js';
+import type { GatedCall } from '../../src/loop/gated-calls.js';
 import { approvalIdFor, StoreError } from '../../src/store/index.js';
 import { type StoreFixture, storeFixture } from './redis-fixture.js';
 import { realisticState, slack, T0 } from './run-state-fixture.js';

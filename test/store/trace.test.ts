@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { EngineEvent, GatedCall } from '../../src/loop/types.js';
+import type { EngineEvent } from '../../src/loop/engine-events.js';
+import type { GatedCall } from '../../src/loop/gated-calls.js';
 import { timingsFromTrace } from '../../src/slack/trace.js';
 import { RunCheckpointer } from '../../src/store/index.js';
 import { TraceRecorder, traceEntryOf } from '../../src/worker/trace-recorder.js';

@@ -5,8 +5,12 @@
  * holds; an execution ledger with the worker's rules (src/store/engine-ports.ts); and a crash switch that
  * kills the "worker" before or after a chosen durable write.
  */
+
+import type { GatedCall } from '../../src/loop/gated-calls.js';
 import { canonicalJson } from '../../src/loop/hash.js';
-import type { ExecutionLedger, GatedCall, RunState, ToolResult } from '../../src/loop/types.js';
+import type { ExecutionLedger } from '../../src/loop/ports.js';
+import type { RunState } from '../../src/loop/run-state.js';
+import type { ToolResult } from '../../src/loop/tool-result.js';
 import { decodeEvidence, encodeEvidence } from '../../src/store/evidence-codec.js';
 import { changingJson, fixedJson, headerFromHash } from '../../src/store/header-codec.js';
 import { compactionSchema, messageSchema } from '../../src/store/run-state-schema.js';

@@ -1,19 +1,13 @@
 import { z } from 'zod';
 import { defineTool } from '../../src/loop/define-tool.js';
+import type { EngineEvent } from '../../src/loop/engine-events.js';
+import type { Message, ToolCall } from '../../src/loop/messages.js';
+import type { ModelPort, ModelReply, ModelRequest } from '../../src/loop/model-port.js';
+import type { EngineDeps } from '../../src/loop/ports.js';
+import type { RunLimits } from '../../src/loop/run-limits.js';
+import type { RunState } from '../../src/loop/run-state.js';
 import { createRun } from '../../src/loop/state.js';
-import type {
-  AnyTool,
-  EngineDeps,
-  EngineEvent,
-  Logger,
-  Message,
-  ModelPort,
-  ModelReply,
-  ModelRequest,
-  RunLimits,
-  RunState,
-  ToolCall,
-} from '../../src/loop/types.js';
+import type { AnyTool, Logger } from '../../src/loop/tool-contract.js';
 
 export const silentLogger: Logger = {
   debug() {},

@@ -3,8 +3,10 @@
  * problems it finds (empty or null when none), so a test can also show that a broken variant is caught.
  */
 import { summaryText } from '../../src/loop/context.js';
+import type { Decision, GatedCall } from '../../src/loop/gated-calls.js';
 import { argsHash, canonicalJson } from '../../src/loop/hash.js';
-import type { Decision, GatedCall, Message, RunState } from '../../src/loop/types.js';
+import type { Message } from '../../src/loop/messages.js';
+import type { RunState } from '../../src/loop/run-state.js';
 
 const describeMessage = (m: Message | undefined) =>
   m === undefined ? 'nothing' : m.role === 'tool' ? `the result of ${m.toolCallId}` : `a ${m.role} message`;

@@ -1,4 +1,5 @@
-import type { ContextLimits, ResultStore } from '../../src/loop/types.js';
+import type { ContextLimits } from '../../src/loop/context-window.js';
+import type { ResultStore } from '../../src/loop/ports.js';
 
 /** Context limits for engine tests: a window far larger than any test conversation unless overridden. */
 export function contextLimits(overrides: Partial<ContextLimits> = {}): ContextLimits {

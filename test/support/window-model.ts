@@ -1,6 +1,7 @@
 import { ModelError } from '../../src/loop/errors.js';
 import { requestTokens } from '../../src/loop/estimate.js';
-import type { Message, ModelPort, ModelReply, ModelRequest } from '../../src/loop/types.js';
+import type { Message } from '../../src/loop/messages.js';
+import type { ModelPort, ModelReply, ModelRequest } from '../../src/loop/model-port.js';
 import { type ScriptStep, scriptedModel } from './engine.js';
 
 /** A summary request of a compaction: no tools, and the summariser's instructions as system prompt. */

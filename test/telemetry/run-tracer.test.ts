@@ -7,7 +7,7 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';
 import { secretRedactor } from '../../src/log/redact.js';
-import type { EngineEvent } from '../../src/loop/types.js';
+import type { EngineEvent } from '../../src/loop/engine-events.js';
 import { traceCarrierSchema } from '../../src/telemetry/carrier.js';
 import { RunTracer } from '../../src/telemetry/run-tracer.js';
 import { telemetrySettings } from '../../src/telemetry/settings.js';

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkPlan, MAX_PLAN_CHARS, planCall } from '../../src/loop/plan.js';
-import type { AnyTool } from '../../src/loop/types.js';
+import type { AnyTool } from '../../src/loop/tool-contract.js';
 import { runActionSettings } from '../../src/tools/run-action/action-settings.js';
 import { createRunAction } from '../../src/tools/run-action.js';
 import { type HttpFixture, reply, startHttpFixture } from '../fakes/http-fixtures.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AnyTool } from '../../src/loop/types.js';
+import type { AnyTool } from '../../src/loop/tool-contract.js';
 import { runActionSettings } from '../../src/tools/run-action/action-settings.js';
 import { createRunAction } from '../../src/tools/run-action.js';
 import { type HttpFixture, reply, startHttpFixture } from '../fakes/http-fixtures.js';

@@ -1,5 +1,5 @@
 /** Calls a tool the way the engine does: arguments through its zod schema, then execute/preview/verify. */
-import type { AnyTool, Logger, ToolContext } from '../../src/loop/types.js';
+import type { AnyTool, Logger, ToolContext } from '../../src/loop/tool-contract.js';
 
 const silent: Logger = {
   debug() {},

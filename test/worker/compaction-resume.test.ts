@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { modelView } from '../../src/loop/context.js';
 import { defineTool } from '../../src/loop/define-tool.js';
-import type { AnyTool } from '../../src/loop/types.js';
+import type { AnyTool } from '../../src/loop/tool-contract.js';
 import { call, type ScriptStep } from '../support/engine.js';
 import { contextLimits } from '../support/memory-results.js';
 import { windowModel } from '../support/window-model.js';

@@ -1,6 +1,7 @@
 import { DelayedError, type Job } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import type { Logger, ModelPort } from '../../src/loop/types.js';
+import type { ModelPort } from '../../src/loop/model-port.js';
+import type { Logger } from '../../src/loop/tool-contract.js';
 import { runIdForEvent } from '../../src/store/ids.js';
 import { advanceRun } from '../../src/worker/advance.js';
 import { handleStart } from '../../src/worker/handlers.js';

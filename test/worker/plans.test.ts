@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { defineTool } from '../../src/loop/define-tool.js';
 import { argsHash } from '../../src/loop/hash.js';
 import { planHash } from '../../src/loop/plan.js';
-import type { AnyTool } from '../../src/loop/types.js';
+import type { AnyTool } from '../../src/loop/tool-contract.js';
 import { addRunJob } from '../../src/queue/runs-queue.js';
 import { nextRoundOf } from '../../src/store/ids.js';
 import { call, scriptedModel } from '../support/engine.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ToolResult } from '../../src/loop/types.js';
+import type { ToolResult } from '../../src/loop/tool-result.js';
 import { startJobId } from '../../src/queue/job-ids.js';
 import { addRunJob } from '../../src/queue/runs-queue.js';
 import { approvalIdFor } from '../../src/store/ids.js';

@@ -5,7 +5,7 @@
  * polling only, and checks that a run so stopped is cancelled without another model call.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ModelPort, ModelReply, ModelRequest } from '../../src/loop/types.js';
+import type { ModelPort, ModelReply, ModelRequest } from '../../src/loop/model-port.js';
 import { addRunJob } from '../../src/queue/runs-queue.js';
 import { createHarness } from '../support/worker-harness.js';
 

@@ -1,6 +1,6 @@
 /** The roster a bot or worker process uses, from its policy, store and Slack client. */
 import type { Policy } from '../../config/policy.js';
-import type { Logger } from '../../loop/types.js';
+import type { Logger } from '../../loop/tool-contract.js';
 import type { Store } from '../../store/index.js';
 import { createOncallRoster } from './roster.js';
 import type { OncallRoster } from './roster-port.js';

@@ -6,7 +6,7 @@
  * cached too (for the provider's Retry-After, else briefly) and resolves to the source's fallback.
  */
 import { z } from 'zod';
-import type { Logger } from '../../loop/types.js';
+import type { Logger } from '../../loop/tool-contract.js';
 import type { RedisClient } from '../../store/scripts.js';
 import { opsgenieOncallEmails } from './opsgenie.js';
 import { pagerdutyOncallEmails } from './pagerduty.js';

@@ -14,7 +14,9 @@
  * remembered per workspace (SurfaceMemory, `refusalTtlMs`) and logged once.
  */
 import type { webApi } from '@slack/bolt';
-import type { EngineEvent, Logger, RunState } from '../../loop/types.js';
+import type { EngineEvent } from '../../loop/engine-events.js';
+import type { RunState } from '../../loop/run-state.js';
+import type { Logger } from '../../loop/tool-contract.js';
 import type { SurfaceMemory } from '../../store/surface-memory.js';
 import { slackErrorCode } from '../errors.js';
 import { answerFooter } from '../final-answer.js';

@@ -14,7 +14,7 @@
  * and repeated other failures end it too (`failed`): the caller then shows the run the old way. The
  * writer never throws.
  */
-import type { Logger } from '../../loop/types.js';
+import type { Logger } from '../../loop/tool-contract.js';
 import { slackErrorCode } from '../errors.js';
 import { AnswerNeutraliser } from '../neutralise.js';
 

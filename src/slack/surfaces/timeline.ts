@@ -2,7 +2,8 @@
  * Engine events as steps of Slack's timeline (`task_update` chunks): a short title per tool call
  * ("GET status.internal/payments"), its outcome, its sources. Pure functions over the events.
  */
-import type { EngineEvent, GatedCall } from '../../loop/types.js';
+import type { EngineEvent } from '../../loop/engine-events.js';
+import type { GatedCall } from '../../loop/gated-calls.js';
 import type { TaskUpdate } from './stream-writer.js';
 
 const MAX_TITLE = 80;

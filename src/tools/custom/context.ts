@@ -2,7 +2,7 @@
  * What a custom tool receives with each call: the engine's context plus its declared secrets and the
  * guarded HTTP client. Built around each call by the wrapper in wrap.ts, so the engine knows nothing of it.
  */
-import type { ToolContext as EngineContext } from '../../loop/types.js';
+import type { ToolContext as EngineContext } from '../../loop/tool-contract.js';
 import { decodeBody } from '../net/body-format.js';
 import { type AllowRule, guardedRequest } from '../net/guarded-request.js';
 import type { Lookup } from '../net/lookup.js';

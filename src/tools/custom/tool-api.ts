@@ -1,10 +1,11 @@
 /**
  * The contract of a tool written outside loopgate (a `custom:` module or a tool package), as its author
- * sees it through `import { defineTool } from 'loopgate'`. It is the built-in contract (src/loop/types.ts)
- * plus what an outside tool may not reach for itself: declared secrets and a guarded HTTP client.
+ * sees it through `import { defineTool } from 'loopgate'`. It is the built-in contract
+ * (src/loop/tool-contract.ts) plus what an outside tool may not reach for itself: declared secrets and a
+ * guarded HTTP client.
  */
 import type { z } from 'zod';
-import type { Logger, Requester, RetryPolicy, ToolEffect, VerifyResult } from '../../loop/types.js';
+import type { Logger, Requester, RetryPolicy, ToolEffect, VerifyResult } from '../../loop/tool-contract.js';
 
 export type { Logger, Requester, RetryPolicy, ToolEffect, VerifyResult };
 

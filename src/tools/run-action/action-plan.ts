@@ -6,7 +6,7 @@
  */
 import { execFile } from 'node:child_process';
 import { MAX_PLAN_CHARS } from '../../loop/plan.js';
-import type { ToolContext } from '../../loop/types.js';
+import type { ToolContext } from '../../loop/tool-contract.js';
 import { HttpStatusError, ToolError } from '../errors.js';
 import { decodeBody } from '../net/body-format.js';
 import { exchange } from '../net/http-client.js';
