@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import type { Logger } from '../../loop/types.js';
+import type { Logger } from '../../loop/tool-contract.js';
 import {
   type CalendarView,
   calendarFreezes,
