@@ -6,6 +6,7 @@ import { redisTarget, targetVariable } from '../config/redis-target.js';
 import { createLogger, secretRedactor } from '../log/logger.js';
 import { startProbeServer } from '../metrics/http.js';
 import type { Metrics } from '../metrics/metrics.js';
+import { startCalendarRefresher } from '../policy/calendar/refresher.js';
 import { refuseClusterNode } from '../queue/cluster-node-check.js';
 import { createRedisConnection, createRunsQueue } from '../queue/index.js';
 import { isConnectionError, reportRedisOutages } from '../queue/outage-log.js';
@@ -62,6 +63,15 @@ export async function startBot(options: StartBotOptions = {}) {
     if (!isConnectionError(err)) logger.warn({ err }, 'runs queue error');
   });
   const metrics = options.metrics ?? metricsFor(store, queue);
+  // Calendar freezes: read before the first call is judged (bounded), kept current after.
+  const calendars = startCalendarRefresher({
+    freezes: policy.freezes,
+    redis: store.context.redis,
+    keyPrefix: store.context.keys.prefix,
+    env: process.env,
+    logger,
+  });
+  await calendars.ready;
 
   const bot = await createBotApp({
     env,
@@ -103,6 +113,7 @@ export async function startBot(options: StartBotOptions = {}) {
       logger.info({}, 'loopgate bot stopping');
       await bot.stop(BOT_SHUTDOWN_LIMIT_MS / 2);
       probes?.close();
+      calendars.stop();
       await queue.close();
       // A connection that is already down has nothing left to flush.
       await Promise.allSettled([storeRedis.quit(), producer.quit()]);

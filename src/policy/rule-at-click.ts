@@ -1,8 +1,9 @@
 /**
- * The rule in force when a person decides (invariant 9: authority is judged when it is used). The policy
- * loaded in a process does not change, so the only thing that can change the rule deciding a waiting call
- * is time: a change freeze that started or ended since the call was asked. This compares the decision at
- * the moment the approval round was asked with the decision now. The same rule: the approval stands as
+ * The rule in force when a person decides (invariant 9: authority is judged when it is used). What can
+ * change the rule deciding a waiting call is time (a change freeze that started or ended since the call was
+ * asked), a calendar freeze's feed (an event added or removed), or a policy deployed since. This compares
+ * the rule the round recorded when it was asked (never a re-reading of that moment, which a calendar
+ * edited since would rewrite) with the decision now. The same rule: the approval stands as
  * asked (with its escalation and votes). Another rule: a deny refuses approval, an ask names the people
  * and the quorum the click is judged by. An allow rule in force now changes nothing: the people asked
  * still decide. Pure: the bot passes its clock's time.
@@ -25,15 +26,12 @@ export type RuleAtClick =
     }
   | { kind: 'asked_anew'; ask: AskDecision; freezes: readonly string[] };
 
-const ruleOf = (d: GateDecision) => `${d.kind}:${d.rule?.label ?? ''}`;
-
-/** The rule in force at `now` for the call of `round` (its tool, its arguments, when it was asked). */
+/** The rule in force at `now` for the call of `round` (its tool, its arguments, the rule that asked it). */
 export function ruleAtClick(
   policy: Policy,
-  round: { tool: string; args: unknown; createdAt: number },
+  round: { tool: string; args: unknown; rule?: string | undefined },
   now: number,
 ): RuleAtClick {
-  const asked = decideGate(policy, round.tool, round.args, round.createdAt);
   const current = decideGate(policy, round.tool, round.args, now);
   const freezes = () => freezesAt(policy, now)?.inForce ?? [];
   // A deny in force always refuses approval, also one that decided as asked (a break-glass card).
@@ -47,6 +45,8 @@ export function ruleAtClick(
       ...(breakGlass ? { breakGlass } : {}),
     };
   }
-  if (ruleOf(asked) === ruleOf(current) || current.kind === 'allow') return { kind: 'as_asked' };
+  // A round without a rule was asked by the tool's default (or before rules existed).
+  if ((round.rule ?? '') === (current.rule?.label ?? '') || current.kind === 'allow')
+    return { kind: 'as_asked' };
   return { kind: 'asked_anew', ask: current, freezes: freezes() };
 }

@@ -7,6 +7,7 @@ import { redisTarget, targetVariable } from '../config/redis-target.js';
 import { createLogger, secretRedactor } from '../log/logger.js';
 import { startProbeServer } from '../metrics/http.js';
 import { createMetrics, type Metrics } from '../metrics/metrics.js';
+import { startCalendarRefresher } from '../policy/calendar/refresher.js';
 import { refuseClusterNode } from '../queue/cluster-node-check.js';
 import { createRedisConnection } from '../queue/connection.js';
 import { isConnectionError, reportRedisOutages } from '../queue/outage-log.js';
@@ -93,6 +94,15 @@ export async function startWorker(options: StartWorkerOptions = {}) {
     if (!isConnectionError(err)) logger.warn({ err }, 'runs queue error');
   });
   const metrics = options.metrics ?? metricsFor(store, queue);
+  // Calendar freezes: read before the first call is judged (bounded), kept current after.
+  const calendars = startCalendarRefresher({
+    freezes: policy.freezes,
+    redis: store.context.redis,
+    keyPrefix: store.context.keys.prefix,
+    env: process.env,
+    logger,
+  });
+  await calendars.ready;
   let stopping = false;
   const telemetry =
     options.telemetry ??
@@ -209,6 +219,7 @@ export async function startWorker(options: StartWorkerOptions = {}) {
       );
     }
     probes?.close();
+    calendars.stop();
     await noMetrics?.stop();
     await rt.mcp.close();
     await rt.cancels?.close();

@@ -8,6 +8,7 @@ import { ACTION_IDS } from '../../src/slack/ids.js';
 import {
   type BotFixture,
   CHANNEL,
+  DEFAULT_POLICY,
   GROUP,
   GROUPIE,
   MANAGER,
@@ -19,7 +20,22 @@ import {
 let fx: BotFixture;
 let pending: PendingApproval;
 beforeEach(async () => {
-  fx = await startBotFixture();
+  // The rule the card records is the policy's: a click is judged by the rule in force (invariant 9).
+  fx = await startBotFixture({
+    policyYaml: `${DEFAULT_POLICY}
+  http_request: { allow: ["https://deploy.internal.example/"], approvers: [${MANAGER}] }
+rules:
+  http_request:
+    - name: staging
+      when: { url: { glob: "*/staging/*" } }
+      outcome: ask
+    - name: prod
+      when: { url: { glob: "*/api/restart/*" } }
+      outcome: ask
+      approvers: [${MANAGER}, ${REQUESTER}, U0LEAD, ${GROUP}]
+      quorum: 2
+`,
+  });
   pending = await fx.pendingApproval({
     approvers: { users: [MANAGER, REQUESTER, 'U0LEAD'], groups: [GROUP] },
     policy: { quorum: 2, rule: 'rule 2 of http_request (prod)', selfApproval: false },

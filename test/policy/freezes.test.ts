@@ -118,8 +118,11 @@ describe('freeze windows', () => {
   it('lists the freezes in force in the order of the policy', () => {
     const policy = policyWith(FREEZES);
     // Saturday 2026-12-26: both.
-    expect(activeFreezes(policy.freezes, at('2026-12-26T12:00:00Z'))).toEqual(['year-end', 'weekend']);
-    expect(activeFreezes(policy.freezes, at('2026-12-16T12:00:00Z'))).toEqual([]);
+    expect(activeFreezes(policy.freezes, at('2026-12-26T12:00:00Z'))).toEqual({
+      inForce: ['year-end', 'weekend'],
+      unknown: [],
+    });
+    expect(activeFreezes(policy.freezes, at('2026-12-16T12:00:00Z'))).toEqual({ inForce: [], unknown: [] });
   });
 
   it('agrees with a minute-by-minute reading of the wall clock (property)', () => {
@@ -183,7 +186,7 @@ describe('freezes in rules', () => {
       staging,
       at('2026-12-22T12:00:00Z'),
     );
-    expect(freezes).toEqual(['year-end']);
+    expect(freezes).toEqual({ inForce: ['year-end'], unknown: [] });
     const text = explanationText('run_action', tried, decision);
     expect(text).toContain('rule 1 of run_action (no prod in year-end): no match: params.env is "staging"');
     expect(text).toContain('rule 2 of run_action (more eyes in a freeze): matches');
@@ -196,24 +199,62 @@ describe('freezes in rules', () => {
   it('the rule at a click: the same rule stands, a freeze that started denies or asks anew', () => {
     const asked = at('2026-12-18T12:00:00Z'); // a Friday noon in New York: no freeze yet
     expect(
-      ruleAtClick(policy, { tool: 'run_action', args: staging, createdAt: asked }, asked + 60_000),
+      ruleAtClick(
+        policy,
+        { tool: 'run_action', args: staging, rule: 'rule 3 of run_action (quiet times)' },
+        asked + 60_000,
+      ),
     ).toEqual({
       kind: 'as_asked',
     });
-    expect(
-      ruleAtClick(policy, { tool: 'run_action', args: prod, createdAt: asked }, at('2026-12-20T12:00:00Z')),
-    ).toMatchObject({
-      kind: 'denied',
-      reason: 'the year-end freeze is on',
-      freezes: ['year-end', 'weekend'],
-    });
+    expect(ruleAtClick(policy, { tool: 'run_action', args: prod }, at('2026-12-20T12:00:00Z'))).toMatchObject(
+      {
+        kind: 'denied',
+        reason: 'the year-end freeze is on',
+        freezes: ['year-end', 'weekend'],
+      },
+    );
     expect(
       ruleAtClick(
         policy,
-        { tool: 'run_action', args: staging, createdAt: asked },
+        { tool: 'run_action', args: staging, rule: 'rule 3 of run_action (quiet times)' },
         at('2026-12-18T23:30:00Z'),
       ),
     ).toMatchObject({ kind: 'asked_anew', ask: { quorum: 2 }, freezes: ['weekend'] });
+  });
+
+  it('a freeze added to a calendar while a card waits is judged against the rule the card was asked under', () => {
+    const p = policyWith(`
+freezes:
+  launch: { calendar: { url: "https://calendar.example/freezes.ics" } }
+rules:
+  run_action:
+    - name: two leads in the launch
+      when: { freeze: launch }
+      outcome: ask
+      approvers: [U0LEAD1, U0LEAD2]
+      quorum: 2
+`);
+    const asked = at('2026-12-18T12:00:00Z');
+    const cell = p.freezes.launch?.calendar?.view;
+    if (!cell) throw new Error('expected a calendar cell');
+    cell.current = { kind: 'read', readAt: asked, intervals: [] };
+    // Asked outside any freeze: the tool's default rule, one manager.
+    expect(decideGate(p, 'run_action', staging, asked)).toMatchObject({ kind: 'ask', rule: null, quorum: 1 });
+    // Then the calendar gains an event that covers the moment the card was asked and the click.
+    const now = asked + 3_600_000;
+    cell.current = {
+      kind: 'read',
+      readAt: now,
+      intervals: [{ start: asked - 3_600_000, end: now + 3_600_000 }],
+    };
+    // Re-reading the past with today's calendar would say the card was asked under the launch rule and let
+    // the manager alone approve; the card's own rule is what it was asked under.
+    expect(ruleAtClick(p, { tool: 'run_action', args: staging }, now)).toMatchObject({
+      kind: 'asked_anew',
+      ask: { quorum: 2, rule: { label: 'rule 1 of run_action (two leads in the launch)' } },
+      freezes: ['launch'],
+    });
   });
 });
 
@@ -235,7 +276,7 @@ describe('refusals name the key', () => {
       'freezes:\n  x: { weekly: [{ from: "friday 18:00", to: "mon 08:00" }] }',
       'freezes.x.weekly[0].from: expected a day and time',
     ],
-    ['freezes:\n  x: { timeZone: UTC }', 'freezes.x: expected windows or weekly'],
+    ['freezes:\n  x: { timeZone: UTC }', 'freezes.x: expected windows, weekly or calendar'],
     [
       `${FREEZES}\nrules:\n  run_action:\n    - { when: { freeze: xmas }, outcome: deny, reason: no }`,
       'rules.run_action[0].when.freeze: unknown freeze xmas (defined: year-end, weekend)',
