@@ -97,6 +97,12 @@ export async function startWorker(options: StartWorkerOptions = {}) {
   const telemetry =
     options.telemetry ??
     startTelemetry({ service: 'loopgate-worker', env: process.env, logger, redact: secrets.text });
+  const cancels = new CancelWatch({
+    isCancelled: (runId) => store.runs.cancelRecorded(runId),
+    subscriber,
+    channel: store.context.keys.cancels,
+    logger,
+  });
   // Not spread: the MCP source replaces `rt.tools` when a server's tool list changes.
   const rt = await buildWorkerRuntime({
     env,
@@ -107,17 +113,12 @@ export async function startWorker(options: StartWorkerOptions = {}) {
     stopping: () => stopping,
     redact: secrets.text,
     telemetry,
-  });
-  rt.metrics = metrics;
-  rt.requesterSlots = new RequesterSlots(env.WORKER_MAX_RUNS_PER_REQUESTER);
-  rt.cancels = new CancelWatch({
-    isCancelled: (runId) => store.runs.cancelRecorded(runId),
-    subscriber,
-    channel: store.context.keys.cancels,
-    logger,
+    metrics,
+    requesterSlots: new RequesterSlots(env.WORKER_MAX_RUNS_PER_REQUESTER),
+    cancels,
   });
   // A subscription that fails leaves the polling, which still stops a cancelled run within a second.
-  await rt.cancels
+  await cancels
     .start()
     .catch((err: unknown) => logger.warn({ err }, 'cancel channel not subscribed: polling only'));
   const inFlight = inFlightJobs(logger);
