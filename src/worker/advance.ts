@@ -171,15 +171,18 @@ interface Round {
   childSlack(): LoadedRun['slack'];
 }
 
-/** A round that reached a pause whose calls were decided as they were stored: the next round applies them. */
+/**
+ * How a round ends: the job's result, or `decided`: it reached a pause some of whose calls were decided as
+ * they were stored (by a rule or a grant), which the next round applies.
+ */
 type RoundEnd = AdvanceResult | 'decided';
 
 const MAX_AUTO_ROUNDS = 50;
 
 /**
- * Advances the run round by round: a pause some of whose calls were decided at once (by a rule or a grant)
- * is applied in this job. Each such round applies at least one decision; past MAX_AUTO_ROUNDS the run is
- * handed back to the queue. Children prefetched by the job are for its first round only.
+ * Advances the run round by round, in this job, while its pauses are found decided at once. Each such
+ * round applies at least one decision; past MAX_AUTO_ROUNDS the run is handed back to the queue. Children
+ * the job prefetched are for its first round only.
  */
 async function advanceHeld(job: HeldJob, prefetched?: PrefetchedChildren): Promise<AdvanceResult> {
   for (let rounds = 0; ; rounds++) {
@@ -257,7 +260,10 @@ async function wireEngine(
   return { job, loaded, ctx, surface, segment, deps, boundary, cancelRequested, childSlack };
 }
 
-/** Recorded as soon as it exists, so a worker that dies mid-run leaves its successor the same message. */
+/**
+ * The run's placeholder, recorded as soon as it exists, so a worker that dies mid-run leaves its successor
+ * the same message.
+ */
 function placeholderRecorder({ rt, runId, log }: HeldJob, loaded: LoadedRun) {
   let known = loaded.slack.placeholderTs;
   const record = () => {
@@ -340,17 +346,12 @@ async function handleOutcome(round: Round, outcome: RunOutcome): Promise<RoundEn
   let { state } = outcome;
   // A cancel heard while the turn's reads ran: the pause it reached is cancelled, not posted.
   const type = outcome.type === 'interruption' && round.cancelRequested() ? 'cancel_requested' : outcome.type;
-  if (type === 'cancel_requested') {
-    state = await cancelled(round, state);
-  } else if (type === 'interruption') {
-    // Calls a rule or grant decided (or all of them) are applied at once, through the ledger.
-    if (await postedPause(round, state)) return 'decided';
-  }
-  if (type === 'budget_ask') {
-    // Answered already (a click a crash left unapplied): applied at once.
-    if (await postedBudgetAsk(round, state)) return 'decided';
-  }
   if (type === 'yielded') return handedBack(round, state);
+  if (type === 'cancel_requested') state = await cancelled(round, state);
+  // Calls a rule or grant decided (or all of them) are applied at once, through the ledger.
+  if (type === 'interruption' && (await postedPause(round, state))) return 'decided';
+  // A budget ask answered already (a click a crash left unapplied) is applied at once.
+  if (type === 'budget_ask' && (await postedBudgetAsk(round, state))) return 'decided';
   if (isFinished(state)) return delivered(await deliverEnd(rt, state, round.ctx, null, round.surface));
   return { type: 'done' };
 }
