@@ -70,7 +70,7 @@ interface SlackAccess {
  * @throws ConfigError when a tool cannot be built or an MCP tool takes another tool's name.
  */
 export async function buildWorkerRuntime(parts: RuntimeParts): Promise<WorkerRuntime & { mcp: McpSource }> {
-  const { env, policy, logger, store, redact = (text) => text, telemetry = null } = parts;
+  const { env, policy, logger, store, queue, stopping, redact = (text) => text, telemetry = null } = parts;
   // One kept-alive HTTP client for the model and Slack: under load the built-in fetch cost most CPU.
   const fetch = createBufferedFetch();
   const slack = slackAccess(parts, fetch, telemetry);
@@ -86,7 +86,7 @@ export async function buildWorkerRuntime(parts: RuntimeParts): Promise<WorkerRun
   const clock = { now: () => Date.now() };
   const runtime: WorkerRuntime & { mcp: McpSource } = {
     store,
-    queue: parts.queue,
+    queue,
     ...slackDisplay(parts, slack),
     model,
     tools: registry(),
@@ -110,7 +110,7 @@ export async function buildWorkerRuntime(parts: RuntimeParts): Promise<WorkerRun
     ...slackLookups(parts, slack, clock),
     workerId: `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
     leaseTtlMs: env.WORKER_LOCK_MS,
-    stopping: parts.stopping,
+    stopping,
     ...(parts.metrics ? { metrics: parts.metrics } : {}),
     ...(parts.requesterSlots ? { requesterSlots: parts.requesterSlots } : {}),
     ...(parts.cancels ? { cancels: parts.cancels } : {}),
