@@ -87,7 +87,13 @@ function within<T>(read: () => Promise<T>, ms: number): Promise<T> {
   return Promise.race([read(), limit]).finally(() => clearTimeout(timer));
 }
 
-// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a long function issue 25 splits next
+/** The registries a metric registers with: the process's one. */
+type Registers = Registry[];
+
+/**
+ * The process's metrics, one family of them per function. The families are made in this order, which is
+ * the order /metrics lists them in.
+ */
 export function createMetrics(
   sources: MetricsSources = {},
   options: { defaultMetrics?: boolean } = {},
@@ -98,6 +104,23 @@ export function createMetrics(
   const registers = [registry];
   return {
     registry,
+    ...runMetrics(registers),
+    ...approvalMetrics(registers, sources),
+    ...modelMetrics(registers),
+    ...queueMetrics(registers, sources),
+    ...slackMetrics(registers),
+    ...workerMetrics(registers),
+  };
+}
+
+/** What the engine counts of runs: their ends, steps, tool calls, gated calls and sub-agent calls. */
+function runMetrics(
+  registers: Registers,
+): Pick<
+  Metrics,
+  'runsFinished' | 'steps' | 'toolCalls' | 'toolRetries' | 'approvalsRequested' | 'subagentCalls'
+> {
+  return {
     runsFinished: new Counter({
       name: 'loopgate_runs_finished_total',
       help: 'Runs that ended, by status and stop reason',
@@ -129,12 +152,60 @@ export function createMetrics(
       labelNames: ['agent', 'outcome'] as const,
       registers,
     }),
+  };
+}
+
+/**
+ * Approvals: decisions, what waits (read from Redis at scrape time), how gated calls ended, and
+ * loopgate_redis_up, which says why those Redis reads may show their last value.
+ */
+function approvalMetrics(
+  registers: Registers,
+  sources: MetricsSources,
+): Pick<
+  Metrics,
+  | 'approvalsDecided'
+  | 'approvalsPending'
+  | 'approvalsOldestPending'
+  | 'executions'
+  | 'redisUp'
+  | 'timeToDecision'
+> {
+  return {
     approvalsDecided: new Counter({
       name: 'loopgate_approvals_decided_total',
       help: 'Approvals decided, by decision (approved, rejected, expired, cancelled)',
       labelNames: ['decision'] as const,
       registers,
     }),
+    ...pendingApprovalMetrics(registers, sources),
+    executions: executionsMetric(registers),
+    redisUp: new Gauge({
+      name: 'loopgate_redis_up',
+      help: 'Whether Redis answered a PING within a second at scrape time (1) or not (0)',
+      registers,
+      async collect() {
+        if (!sources.redisUp) return;
+        const up = await within(sources.redisUp, REDIS_UP_TIMEOUT_MS).catch(() => false);
+        this.set(up ? 1 : 0);
+      },
+    }),
+    timeToDecision: new Histogram({
+      name: 'loopgate_approval_decision_seconds',
+      help: 'Time from an approval card to its decision',
+      labelNames: ['decision'] as const,
+      buckets: [5, 15, 30, 60, 300, 900, 1800, 3600, 14400, 86400],
+      registers,
+    }),
+  };
+}
+
+/** The approvals waiting now and the age of the oldest, read from Redis at scrape time. */
+function pendingApprovalMetrics(
+  registers: Registers,
+  sources: MetricsSources,
+): Pick<Metrics, 'approvalsPending' | 'approvalsOldestPending'> {
+  return {
     approvalsPending: new Gauge({
       name: 'loopgate_approvals_pending',
       help: 'Approvals waiting for a decision',
@@ -153,33 +224,26 @@ export function createMetrics(
           this.set(await fromRedis(sources.oldestPendingApprovalSeconds, this));
       },
     }),
-    executions: (() => {
-      const counter = new Counter({
-        name: 'loopgate_executions_total',
-        help: 'Gated calls by how their turn ended: succeeded, failed, outcome_unknown (started, result lost), rejected, expired, cancelled, not_executed',
-        labelNames: ['outcome'] as const,
-        registers,
-      });
-      for (const outcome of EXECUTION_OUTCOMES) counter.inc({ outcome }, 0);
-      return counter;
-    })(),
-    redisUp: new Gauge({
-      name: 'loopgate_redis_up',
-      help: 'Whether Redis answered a PING within a second at scrape time (1) or not (0)',
-      registers,
-      async collect() {
-        if (!sources.redisUp) return;
-        const up = await within(sources.redisUp, REDIS_UP_TIMEOUT_MS).catch(() => false);
-        this.set(up ? 1 : 0);
-      },
-    }),
-    timeToDecision: new Histogram({
-      name: 'loopgate_approval_decision_seconds',
-      help: 'Time from an approval card to its decision',
-      labelNames: ['decision'] as const,
-      buckets: [5, 15, 30, 60, 300, 900, 1800, 3600, 14400, 86400],
-      registers,
-    }),
+  };
+}
+
+/** Gated calls by how their turn ended, every outcome's series there from the start. */
+function executionsMetric(registers: Registers): Metrics['executions'] {
+  const counter = new Counter({
+    name: 'loopgate_executions_total',
+    help: 'Gated calls by how their turn ended: succeeded, failed, outcome_unknown (started, result lost), rejected, expired, cancelled, not_executed',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  for (const outcome of EXECUTION_OUTCOMES) counter.inc({ outcome }, 0);
+  return counter;
+}
+
+/** Model calls: latency, who answered, tokens, cost, and the compactions that call the model too. */
+function modelMetrics(
+  registers: Registers,
+): Pick<Metrics, 'modelLatency' | 'modelReplies' | 'modelTokens' | 'modelCostUsd' | 'compactions'> {
+  return {
     modelLatency: new Histogram({
       name: 'loopgate_model_latency_seconds',
       help: 'Duration of model calls (retries included)',
@@ -208,6 +272,15 @@ export function createMetrics(
       help: 'Compactions of run histories to fit the context window (their model calls count as model tokens and cost)',
       registers,
     }),
+  };
+}
+
+/** The runs queue: its jobs by state (read at scrape time) and how long a job waited for a worker. */
+function queueMetrics(
+  registers: Registers,
+  sources: MetricsSources,
+): Pick<Metrics, 'queueJobs' | 'jobLatency'> {
+  return {
     queueJobs: new Gauge({
       name: 'loopgate_queue_jobs',
       help: 'Jobs of the runs queue by state',
@@ -226,6 +299,17 @@ export function createMetrics(
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30],
       registers,
     }),
+  };
+}
+
+/** Slack: the buttons people click on answers, and the calls of the shared rate budget. */
+function slackMetrics(
+  registers: Registers,
+): Pick<
+  Metrics,
+  'feedback' | 'stopClicks' | 'slackCalls' | 'slackWait' | 'slackRateLimited' | 'slackDecorationsDropped'
+> {
+  return {
     feedback: new Counter({
       name: 'loopgate_feedback_total',
       help: 'Feedback on answers recorded (the first click per person and run), by value (good, bad)',
@@ -237,6 +321,15 @@ export function createMetrics(
       help: 'Agent session stop buttons that cancelled a run',
       registers,
     }),
+    ...slackBudgetCounters(registers),
+  };
+}
+
+/** What the shared Slack rate budget let through, made wait, saw refused (429) and left unsent. */
+function slackBudgetCounters(
+  registers: Registers,
+): Pick<Metrics, 'slackCalls' | 'slackWait' | 'slackRateLimited' | 'slackDecorationsDropped'> {
+  return {
     slackCalls: new Counter({
       name: 'loopgate_slack_calls_total',
       help: 'Slack Web API calls let through by the shared rate budget, by method',
@@ -262,6 +355,14 @@ export function createMetrics(
       labelNames: ['method', 'how'] as const,
       registers,
     }),
+  };
+}
+
+/** Workers: the jobs they processed and their load gate (event-loop delay, whether they take jobs). */
+function workerMetrics(
+  registers: Registers,
+): Pick<Metrics, 'jobsProcessed' | 'eventLoopDelay' | 'takingJobs'> {
+  return {
     jobsProcessed: new Counter({
       name: 'loopgate_jobs_processed_total',
       help: 'Jobs processed by workers, by job name and outcome',

@@ -4,7 +4,14 @@ import { cancelRun } from '../loop/decisions.js';
 import type { EngineEvent } from '../loop/engine-events.js';
 import type { Decision, GatedCall } from '../loop/gated-calls.js';
 import type { EngineDeps } from '../loop/ports.js';
-import { type RunOutcome, runUntilPause, settleAndContinue, settleBudgetAndContinue } from '../loop/run.js';
+import {
+  type Boundary,
+  type RunOutcome,
+  runUntilPause,
+  settleAndContinue,
+  settleBudgetAndContinue,
+} from '../loop/run.js';
+import type { RunState } from '../loop/run-state.js';
 import { isFinished } from '../loop/state.js';
 import type { Logger } from '../loop/tool-contract.js';
 import type { RunSlackContext } from '../slack/notifier-port.js';
@@ -15,6 +22,7 @@ import {
   subagentProgressText,
   THINKING_TEXT,
 } from '../slack/progress.js';
+import type { RunSurface } from '../slack/surfaces/agent-surfaces.js';
 import { RunCheckpointer, storeExecutionLedger } from '../store/engine-ports.js';
 import { approvalIdFor } from '../store/ids.js';
 import { runResultStore } from '../store/result-store.js';
@@ -124,8 +132,9 @@ export function advanceRun(
     const watched = rt.cancels?.watch(runId);
     const held: SegmentHolder = { jobId, ...(job ? { job } : {}), segment: null };
     let outcome = 'error';
-    // Slack calls of this job hang from its `invoke_agent` span once advanceHeld opened it.
-    const advance = () => advanceHeld(rt, runId, lease, trace, log, 0, prefetched, watched?.signal, held);
+    const heldJob: HeldJob = { rt, runId, lease, trace, log, cancelSignal: watched?.signal, held };
+    // Slack calls of this job hang from its `invoke_agent` span once advanceRound opened it.
+    const advance = () => advanceHeld(heldJob, prefetched);
     try {
       const result = await (rt.telemetry
         ? rt.telemetry.within({ current: () => held.segment?.span }, advance)
@@ -140,41 +149,56 @@ export function advanceRun(
   });
 }
 
-const MAX_AUTO_ROUNDS = 50;
-
-/** A pause some of whose calls were decided as they were stored: apply them now, in this job. */
-function continueDecided(
-  rt: WorkerRuntime,
-  runId: string,
-  lease: HeldLease,
-  trace: TraceRecorder,
-  log: Logger,
-  rounds: number,
-  cancelSignal: AbortSignal | undefined,
-  held: SegmentHolder,
-): Promise<AdvanceResult> {
-  if (rounds >= MAX_AUTO_ROUNDS) return Promise.resolve({ type: 'busy', retryInMs: 0 });
-  return advanceHeld(rt, runId, lease, trace, log, rounds + 1, undefined, cancelSignal, held);
+/** What every round of one job works with: the run's lease, trace, logger and span. */
+interface HeldJob {
+  rt: WorkerRuntime;
+  runId: string;
+  lease: HeldLease;
+  trace: TraceRecorder;
+  log: Logger;
+  /** Aborted once the run's cancel is recorded (cancel-watch.ts). */
+  cancelSignal: AbortSignal | undefined;
+  held: SegmentHolder;
 }
 
-// biome-ignore lint/complexity/noExcessiveLinesPerFunction: a long function issue 25 splits next
-async function advanceHeld(
-  rt: WorkerRuntime,
-  runId: string,
-  lease: HeldLease,
-  trace: TraceRecorder,
-  log: Logger,
-  /**
-   * How many pauses this job already found decided at once (by a rule or a grant) and went on from. Each
-   * such round applies at least one decision; past MAX_AUTO_ROUNDS the run is handed back to the queue.
-   */
-  rounds: number,
-  prefetched?: PrefetchedChildren,
-  /** Aborted once the run's cancel is recorded (cancel-watch.ts). */
-  cancelSignal?: AbortSignal,
-  held: SegmentHolder = { segment: null },
-): Promise<AdvanceResult> {
-  const { fence } = lease;
+/** One round's run as loaded, where it shows in Slack, and the engine wired to both. */
+interface Round {
+  job: HeldJob;
+  loaded: LoadedRun;
+  ctx: RunSlackContext;
+  surface: RunSurface | null;
+  segment: RunSegment | null;
+  deps: EngineDeps;
+  boundary: Boundary;
+  cancelRequested(): boolean;
+  /** Children share the thread, and the placeholder as it is known now (their progress edits it). */
+  childSlack(): LoadedRun['slack'];
+}
+
+/**
+ * How a round ends: the job's result, or `decided`: it reached a pause some of whose calls were decided as
+ * they were stored (by a rule or a grant), which the next round applies.
+ */
+type RoundEnd = AdvanceResult | 'decided';
+
+const MAX_AUTO_ROUNDS = 50;
+
+/**
+ * Advances the run round by round, in this job, while its pauses are found decided at once. Each such
+ * round applies at least one decision; past MAX_AUTO_ROUNDS the run is handed back to the queue. Children
+ * the job prefetched are for its first round only.
+ */
+async function advanceHeld(job: HeldJob, prefetched?: PrefetchedChildren): Promise<AdvanceResult> {
+  for (let rounds = 0; ; rounds++) {
+    const end = await advanceRound(job, rounds === 0 ? prefetched : undefined);
+    if (end !== 'decided') return end;
+    if (rounds >= MAX_AUTO_ROUNDS) return { type: 'busy', retryInMs: 0 };
+  }
+}
+
+/** One round: the run as stored now is delivered if it ended, else taken on from where it stopped. */
+async function advanceRound(job: HeldJob, prefetched: PrefetchedChildren | undefined): Promise<RoundEnd> {
+  const { rt, runId, log, held } = job;
   const loaded = await rt.store.runs.loadRun(runId);
   if (!loaded) {
     log.warn({}, 'run not found (expired or never created); nothing to do');
@@ -182,7 +206,6 @@ async function advanceHeld(
   }
   if (rt.telemetry && !held.segment)
     held.segment = await openSegment(rt, loaded, held.jobId ?? 'unknown', held.job, log);
-  const segment = held.segment;
   const ctx = slackContextOf(loaded);
   // A stream a dead job left open is finished (marked interrupted) before anything else shows.
   const surface = rt.surfaces ? await rt.surfaces.forRun(ctx, loaded.state, log) : null;
@@ -190,30 +213,29 @@ async function advanceHeld(
   if (isFinished(loaded.state)) {
     return delivered(await deliverEnd(rt, loaded.state, ctx, loaded.answerTs, surface));
   }
-  // Recorded as soon as it exists, so a worker that dies mid-run leaves its successor the same message.
-  let knownPlaceholder = loaded.slack.placeholderTs;
-  const recordPlaceholder = () => {
-    const ts = rt.notifier.placeholderOf(runId);
-    if (!ts || ts === knownPlaceholder) return;
-    knownPlaceholder = ts;
-    rt.store.runs
-      .setPlaceholder(runId, ts)
-      .catch((err: unknown) => log.warn({ err }, 'could not record the placeholder'));
-  };
+  const round = await wireEngine(job, loaded, ctx, surface, held.segment);
+  const { state } = loaded;
+  if (round.cancelRequested()) return handleOutcome(round, { type: 'cancel_requested', state });
+  if (state.budgetAsk) return resumeBudget(round);
+  if (state.status === 'awaiting_approval') return resumeApprovals(round, prefetched);
+  await surface?.begin();
+  return handleOutcome(round, await runUntilPause(state, round.deps, round.boundary));
+}
+
+/** The engine's ports for this round: its events shown, its state checkpointed, its calls in the ledger. */
+async function wireEngine(
+  job: HeldJob,
+  loaded: LoadedRun,
+  ctx: RunSlackContext,
+  surface: RunSurface | null,
+  segment: RunSegment | null,
+): Promise<Round> {
+  const { rt, runId, lease, trace, log, cancelSignal } = job;
+  const { fence } = lease;
+  const placeholder = placeholderRecorder(job, loaded);
   const checkpointer = new RunCheckpointer(rt.store.runs, runId, fence, loaded.persisted);
-  const show = progressShower(rt, loaded, ctx);
   const deps: EngineDeps = {
-    ...engineDeps(rt, log, trace, (event) => {
-      segment?.sink(event);
-      surface?.event(event);
-      // The session's status and the stream show the progress; the placeholder only without them.
-      // A pause of shadow calls only waits for nobody (they are closed at once): no "awaiting approval".
-      const allShadow =
-        event.type === 'approval_needed' &&
-        event.calls.every((c) => (rt.policy.shadow?.(c.tool, ctx.channelId) ?? null) !== null);
-      const text = surface?.showing || allShadow ? null : progressOf(event);
-      if (text) void show(text).then(recordPlaceholder);
-    }),
+    ...engineDeps(rt, log, trace, eventShower(rt, loaded, ctx, surface, segment, placeholder.record)),
     ...(surface && { onModelText: ({ delta }: { delta: string }) => surface.text(delta) }),
     // A sub-agent's run works with its agent's model and only its agent's tools, within the channel's.
     ...withChannel(portsForRun(rt, loaded.state), await runChannelScope(rt, ctx)),
@@ -231,92 +253,154 @@ async function advanceHeld(
     threadId: `${loaded.slack.channelId}:${loaded.slack.threadTs}`,
     ...(cancelSignal ? { cancelSignal } : {}),
   };
-  // Children share the thread, and the placeholder as it is known now (their progress edits it).
-  const childSlack = () => ({
-    ...loaded.slack,
-    ...(knownPlaceholder ? { placeholderTs: knownPlaceholder } : {}),
-  });
   const cancelRequested = () =>
     loaded.cancelRequest !== null || checkpointer.cancelRequested || cancelSignal?.aborted === true;
+  const childSlack = () => {
+    const known = placeholder.known();
+    return { ...loaded.slack, ...(known ? { placeholderTs: known } : {}) };
+  };
   // A job whose lease may have passed to another stops at the boundary, before its next model call.
   const boundary = { shouldCancel: cancelRequested, shouldYield: () => rt.stopping() || lease.lost() };
+  return { job, loaded, ctx, surface, segment, deps, boundary, cancelRequested, childSlack };
+}
 
-  let state = loaded.state;
-  let outcome: RunOutcome;
-  if (cancelRequested()) {
-    outcome = { type: 'cancel_requested', state };
-  } else if (state.budgetAsk) {
-    // Waiting for more budget: go on only once a person (or the expiry) answered the ask.
-    const decision =
-      budgetDecisionOf(state, await rt.store.budgetAsks.get(runId)) ?? (await postBudgetAsk(rt, state, ctx));
-    if (!decision) return { type: 'done' };
-    await surface?.begin();
-    outcome = await settleBudgetAndContinue(state, decision, deps, boundary);
-  } else if (state.status === 'awaiting_approval') {
-    const decisions = recordedDecisions(loaded);
-    const children = await endedChildren(rt, state, prefetched);
-    if (decisions.length === 0 && children.length === 0) {
-      // Nothing decided or ended yet: make sure the pause is fully posted and its children exist (a
-      // crash may have cut either short).
-      const { decided } = await postPause(rt, loaded.state, ctx, fence);
-      await startChildren(rt, loaded.state, childSlack(), log);
-      if (decided) return continueDecided(rt, runId, lease, trace, log, rounds, cancelSignal, held);
-      return { type: 'done' };
-    }
-    await surface?.begin();
-    segment?.approvalWaits(loaded.pauseApprovals);
-    outcome = await settleAndContinue(state, decisions, children, deps, boundary);
-    // Approved calls whose plan changed stayed pending: ask again before the pause is posted.
-    if (outcome.type === 'interruption')
-      await askAgainForChangedPlans(rt, outcome.state, loaded.pauseApprovals);
-    for (const action of outcome.state.actions.slice(state.actions.length)) {
-      rt.metrics?.executions.inc({ outcome: action.outcome });
-    }
-    await markUnknownOutcomes(rt, state, outcome.state, pauseApprovalIds(loaded));
-    await showBlockedPlans(rt, state, outcome.state, pauseApprovalIds(loaded));
-  } else {
-    await surface?.begin();
-    outcome = await runUntilPause(state, deps, boundary);
+/**
+ * The run's placeholder, recorded as soon as it exists, so a worker that dies mid-run leaves its successor
+ * the same message.
+ */
+function placeholderRecorder({ rt, runId, log }: HeldJob, loaded: LoadedRun) {
+  let known = loaded.slack.placeholderTs;
+  const record = () => {
+    const ts = rt.notifier.placeholderOf(runId);
+    if (!ts || ts === known) return;
+    known = ts;
+    rt.store.runs
+      .setPlaceholder(runId, ts)
+      .catch((err: unknown) => log.warn({ err }, 'could not record the placeholder'));
+  };
+  return { record, known: () => known };
+}
+
+/** Each engine event goes to the run's span and its surfaces, and shows as progress where they do not. */
+function eventShower(
+  rt: WorkerRuntime,
+  loaded: LoadedRun,
+  ctx: RunSlackContext,
+  surface: RunSurface | null,
+  segment: RunSegment | null,
+  onShown: () => void,
+): (event: EngineEvent) => void {
+  const show = progressShower(rt, loaded, ctx);
+  return (event) => {
+    segment?.sink(event);
+    surface?.event(event);
+    // The session's status and the stream show the progress; the placeholder only without them.
+    // A pause of shadow calls only waits for nobody (they are closed at once): no "awaiting approval".
+    const allShadow =
+      event.type === 'approval_needed' &&
+      event.calls.every((c) => (rt.policy.shadow?.(c.tool, ctx.channelId) ?? null) !== null);
+    const text = surface?.showing || allShadow ? null : progressOf(event);
+    if (text) void show(text).then(onShown);
+  };
+}
+
+/** Waiting for more budget: go on only once a person (or the expiry) answered the ask. */
+async function resumeBudget(round: Round): Promise<RoundEnd> {
+  const { rt, runId } = round.job;
+  const { state } = round.loaded;
+  const decision =
+    budgetDecisionOf(state, await rt.store.budgetAsks.get(runId)) ??
+    (await postBudgetAsk(rt, state, round.ctx));
+  if (!decision) return { type: 'done' };
+  await round.surface?.begin();
+  return handleOutcome(round, await settleBudgetAndContinue(state, decision, round.deps, round.boundary));
+}
+
+/** A pause goes on with the decisions recorded and the children that ended since it was posted. */
+async function resumeApprovals(round: Round, prefetched: PrefetchedChildren | undefined): Promise<RoundEnd> {
+  const { rt, lease, log } = round.job;
+  const { loaded } = round;
+  const { state } = loaded;
+  const decisions = recordedDecisions(loaded);
+  const children = await endedChildren(rt, state, prefetched);
+  if (decisions.length === 0 && children.length === 0) {
+    // Nothing decided or ended yet: make sure the pause is fully posted and its children exist (a
+    // crash may have cut either short).
+    const { decided } = await postPause(rt, state, round.ctx, lease.fence);
+    await startChildren(rt, state, round.childSlack(), log);
+    return decided ? 'decided' : { type: 'done' };
   }
-  state = outcome.state;
+  await round.surface?.begin();
+  round.segment?.approvalWaits(loaded.pauseApprovals);
+  const outcome = await settleAndContinue(state, decisions, children, round.deps, round.boundary);
+  // Approved calls whose plan changed stayed pending: ask again before the pause is posted.
+  if (outcome.type === 'interruption')
+    await askAgainForChangedPlans(rt, outcome.state, loaded.pauseApprovals);
+  for (const action of outcome.state.actions.slice(state.actions.length)) {
+    rt.metrics?.executions.inc({ outcome: action.outcome });
+  }
+  await markUnknownOutcomes(rt, state, outcome.state, pauseApprovalIds(loaded));
+  await showBlockedPlans(rt, state, outcome.state, pauseApprovalIds(loaded));
+  return handleOutcome(round, outcome);
+}
+
+/** Where the engine stopped: a cancel is applied, a pause or budget ask posted, a yield handed back. */
+async function handleOutcome(round: Round, outcome: RunOutcome): Promise<RoundEnd> {
+  const { rt } = round.job;
+  let { state } = outcome;
   // A cancel heard while the turn's reads ran: the pause it reached is cancelled, not posted.
-  if (outcome.type === 'interruption' && cancelRequested()) outcome = { type: 'cancel_requested', state };
-
-  if (outcome.type === 'cancel_requested') {
-    const by = loaded.cancelRequest?.by ?? (await rt.store.runs.loadRun(runId))?.cancelRequest?.by;
-    const before = state;
-    state = cancelRun(state, deps, by);
-    await deps.checkpoint!(state);
-    await cancelApprovalCards(rt, state, by ?? 'loopgate');
-    await cancelBudgetAsk(rt, before, by ?? 'loopgate');
-  } else if (outcome.type === 'interruption') {
-    // The stream stops before any card is posted: a card never lands inside a streaming message.
-    await surface?.pause(state);
-    const { decided } = await postPause(rt, state, ctx, fence);
-    await startChildren(rt, state, childSlack(), log);
-    await rt.notifier.flush(ctx);
-    // Calls a rule or grant decided (or all of them) are applied at once, through the ledger.
-    if (decided) return continueDecided(rt, runId, lease, trace, log, rounds, cancelSignal, held);
-  }
-  if (outcome.type === 'budget_ask') {
-    await surface?.pause(state);
-    const decided = await postBudgetAsk(rt, state, ctx);
-    await rt.notifier.flush(ctx);
-    // Answered already (a click a crash left unapplied): applied at once.
-    if (decided) return continueDecided(rt, runId, lease, trace, log, rounds, cancelSignal, held);
-  }
-  if (outcome.type === 'yielded') {
-    await surface?.interrupt();
-    log.info(
-      { step: state.step, stopping: rt.stopping() },
-      rt.stopping()
-        ? 'shutting down: the run is handed back to the queue'
-        : 'the run lease may have passed to another job: the run is handed back to the queue',
-    );
-    return { type: 'busy', retryInMs: 0 };
-  }
-  if (isFinished(state)) return delivered(await deliverEnd(rt, state, ctx, null, surface));
+  const type = outcome.type === 'interruption' && round.cancelRequested() ? 'cancel_requested' : outcome.type;
+  if (type === 'yielded') return handedBack(round, state);
+  if (type === 'cancel_requested') state = await cancelled(round, state);
+  // Calls a rule or grant decided (or all of them) are applied at once, through the ledger.
+  if (type === 'interruption' && (await postedPause(round, state))) return 'decided';
+  // A budget ask answered already (a click a crash left unapplied) is applied at once.
+  if (type === 'budget_ask' && (await postedBudgetAsk(round, state))) return 'decided';
+  if (isFinished(state)) return delivered(await deliverEnd(rt, state, round.ctx, null, round.surface));
   return { type: 'done' };
+}
+
+/** The run ends cancelled: by whoever asked, its approval cards and budget ask closed. */
+async function cancelled(round: Round, state: RunState): Promise<RunState> {
+  const { rt, runId } = round.job;
+  const by = round.loaded.cancelRequest?.by ?? (await rt.store.runs.loadRun(runId))?.cancelRequest?.by;
+  const ended = cancelRun(state, round.deps, by);
+  await round.deps.checkpoint!(ended);
+  await cancelApprovalCards(rt, ended, by ?? 'loopgate');
+  await cancelBudgetAsk(rt, state, by ?? 'loopgate');
+  return ended;
+}
+
+/** Posts the pause and starts its children; true when some of its calls were decided as they were stored. */
+async function postedPause({ job, ctx, surface, childSlack }: Round, state: RunState): Promise<boolean> {
+  const { rt, lease, log } = job;
+  // The stream stops before any card is posted: a card never lands inside a streaming message.
+  await surface?.pause(state);
+  const { decided } = await postPause(rt, state, ctx, lease.fence);
+  await startChildren(rt, state, childSlack(), log);
+  await rt.notifier.flush(ctx);
+  return decided;
+}
+
+/** Posts the budget ask; true when it was answered already. */
+async function postedBudgetAsk({ job, ctx, surface }: Round, state: RunState): Promise<boolean> {
+  await surface?.pause(state);
+  const decided = await postBudgetAsk(job.rt, state, ctx);
+  await job.rt.notifier.flush(ctx);
+  return decided !== null;
+}
+
+/** The job stops at the step boundary and its run goes back to the queue, for this or another worker. */
+async function handedBack({ job, surface }: Round, state: RunState): Promise<AdvanceResult> {
+  const { rt, log } = job;
+  await surface?.interrupt();
+  log.info(
+    { step: state.step, stopping: rt.stopping() },
+    rt.stopping()
+      ? 'shutting down: the run is handed back to the queue'
+      : 'the run lease may have passed to another job: the run is handed back to the queue',
+  );
+  return { type: 'busy', retryInMs: 0 };
 }
 
 /** An answer left for later (no Slack slot in time) brings its job back after a while. */
