@@ -44,7 +44,7 @@ approval record has expired are counted, not replayed. Nothing runs and nothing 
   --until <time>       replay: end of the range, default now
   --fail-on <changes>  replay: exit 3 when any call changes in one of these ways (comma-separated change
                        names above, or any), e.g. --fail-on newly_allowed for CI
-  --json               print JSON: policy test {"tool", "at", "freezes", "tried", "decision", "shadow", "channel"}; policy replay the report`;
+  --json               print JSON: policy test {"tool", "at", "freezes", "freezesUnknown" (calendars not read), "tried", "decision", "shadow", "channel"}; policy replay the report`;
 
 const options = {
   config: { type: 'string' },
@@ -141,7 +141,8 @@ async function policyTest(positionals: string[], values: Values, ctx: CliContext
       ? json({
           tool,
           at: utc(at),
-          freezes,
+          freezes: freezes?.inForce ?? null,
+          ...(freezes?.unknown.length ? { freezesUnknown: freezes.unknown } : {}),
           tried,
           decision,
           shadow: why,

@@ -6,6 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Policy, parsePolicy } from '../../../src/config/policy.js';
+import { secretNames } from '../../../src/config/policy-env.js';
 import { readCalendarsOnce, startCalendarRefresher } from '../../../src/policy/calendar/refresher.js';
 import { activeFreezes } from '../../../src/policy/freezes.js';
 import { decideGate } from '../../../src/policy/gate.js';
@@ -169,6 +170,35 @@ describe('the calendar refresher', () => {
     },
   );
 
+  it('looks at the shared reading on its own timer: a reading another process made is picked up without a call', async () => {
+    server.answer(SECRET_PATH, { kind: 'status', status: 503 });
+    const watcher = policyFor(server);
+    const w = startCalendarRefresher({
+      freezes: watcher.freezes,
+      redis: fx.connect().context.redis,
+      keyPrefix: fx.prefix,
+      env: { FREEZE_URL: `${server.url}${SECRET_PATH}` },
+      logger,
+      now: () => clock,
+      tickMs: 50,
+    });
+    stops.push(w.stop);
+    await w.ready;
+    expect(activeFreezes(watcher.freezes, clock).unknown).toEqual(['launch']);
+
+    server.answer(SECRET_PATH, { kind: 'calendar', text: feed(clock, clock + 60 * MINUTE) });
+    clock += 15 * MINUTE;
+    const reader = policyFor(server);
+    await refresher(reader).refresh();
+    const deadline = Date.now() + 10_000;
+    while (watcher.freezes.launch?.calendar?.view.current.kind !== 'read' && Date.now() < deadline) {
+      await new Promise((done) => setTimeout(done, 20));
+    }
+    expect(activeFreezes(watcher.freezes, clock)).toEqual({ inForce: ['launch'], unknown: [] });
+    // Read twice in all: the watcher's failed read, and the reader's once the period was over.
+    expect(server.requests).toEqual([SECRET_PATH, SECRET_PATH]);
+  });
+
   it('names the variable when the address is not set, and reads nothing', async () => {
     const policy = policyFor(server);
     const r = startCalendarRefresher({
@@ -186,6 +216,10 @@ describe('the calendar refresher', () => {
       why: 'environment variable FREEZE_URL is not set',
     });
     expect(server.requests).toEqual([]);
+  });
+
+  it('counts the address variable among the secrets redacted from logs by value', () => {
+    expect(secretNames(policyFor(server))).toContain('FREEZE_URL');
   });
 
   it('reads each feed once, without Redis, for a one-off command', async () => {
