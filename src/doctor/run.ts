@@ -11,6 +11,7 @@ import type { AnyTool, Logger } from '../loop/tool-contract.js';
 import { memoryCallDefinitions } from '../mcp/call-definitions.js';
 import { McpSource } from '../mcp/mcp-source.js';
 import { buildTools } from '../tools/registry.js';
+import { calendarChecks } from './calendar-checks.js';
 import { doctorModelCheck, type ModelCheck } from './model.js';
 import { portChecks } from './ports.js';
 import { redisChecks } from './redis-check.js';
@@ -57,6 +58,7 @@ export async function runDoctor(options: DoctorOptions): Promise<CheckResult[]> 
   }
 
   if (policy) {
+    results.push(...(await calendarChecks(policy, options.env)));
     results.push(
       ...(await slackChecks({
         policy,
