@@ -161,3 +161,40 @@ export function withChannelApprovers<D extends { kind: string }>(decision: D, sc
   // Only an ask (src/policy/gate.ts's AskDecision) names approvers; typed loosely to keep gate.ts out.
   return { ...decision, approvers };
 }
+
+/**
+ * Channel rules naming tools that do not exist (tool names known when the process starts: built-in,
+ * custom, sub-agents' `ask_<agent>` and MCP tools listed so far). A typo in `tools` withholds the tool
+ * meant; one in `readOnly` leaves it writable. A pattern under a configured MCP server is not warned
+ * about: that server may list the tool later.
+ */
+export function channelToolWarnings(
+  rules: readonly ChannelRule[],
+  toolNames: readonly string[],
+  mcpServers: readonly string[],
+): { key: string; problem: string }[] {
+  const laterMcp = (p: string) => mcpServers.some((server) => p.startsWith(`${server}__`));
+  const unmatched = (p: string) => !toolNames.some((tool) => globMatch(p, tool)) && !laterMcp(p);
+  return rules.flatMap((rule, i) => [
+    ...(rule.tools ?? []).flatMap((p, j) =>
+      unmatched(p)
+        ? [
+            {
+              key: `channels.rules[${i}].tools[${j}]`,
+              problem: `"${p}" matches no tool: the tool it meant is not offered there`,
+            },
+          ]
+        : [],
+    ),
+    ...(Array.isArray(rule.readOnly) ? rule.readOnly : []).flatMap((p, j) =>
+      unmatched(p)
+        ? [
+            {
+              key: `channels.rules[${i}].readOnly[${j}]`,
+              problem: `"${p}" matches no tool: the tool it meant is not made read-only there`,
+            },
+          ]
+        : [],
+    ),
+  ]);
+}

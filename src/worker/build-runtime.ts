@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { askTool } from '../agents/ask-tool.js';
+import { askTool, askToolName } from '../agents/ask-tool.js';
 import { type AgentDefinition, agentDefinitions, DEFAULT_WATCH_MS } from '../agents/catalog.js';
 import { createGroupMembers } from '../approvers/groups.js';
 import { processRoster } from '../approvers/oncall/build.js';
@@ -22,6 +22,7 @@ import { redisCallDefinitions } from '../mcp/call-definitions.js';
 import { McpSource } from '../mcp/mcp-source.js';
 import { redisRunCancelled } from '../mcp/run-cancelled.js';
 import { slackBudgetMetrics } from '../metrics/metrics.js';
+import { channelToolWarnings } from '../policy/channel-rules.js';
 import { decideGate } from '../policy/gate.js';
 import { ruleSchemaWarnings } from '../policy/rule-types.js';
 import type { RunsQueue } from '../queue/runs-queue.js';
@@ -217,6 +218,14 @@ function warnUnappliableRules(
     ruleArgSchemas(new Map([...own, ...mcp.tools()]), policy.tools.run_action?.actions),
   )) {
     logger.warn({ key: warning.key, problem: warning.problem }, 'policy rule cannot apply as written');
+  }
+  const names = [...own.keys(), ...mcp.tools().keys(), ...Object.keys(policy.agents).map(askToolName)];
+  for (const warning of channelToolWarnings(
+    policy.channels.rules,
+    names,
+    Object.keys(policy.mcp?.servers ?? {}),
+  )) {
+    logger.warn({ key: warning.key, problem: warning.problem }, 'channel rule names no tool');
   }
 }
 

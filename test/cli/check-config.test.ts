@@ -170,6 +170,39 @@ describe('loopgate check-config', () => {
     ]);
   }, 60_000);
 
+  it('warns about a channel rule naming a tool that does not exist (a typo would withhold it, or leave it writable)', async () => {
+    const file = join(work.dir, 'channels.yaml');
+    writeFileSync(
+      file,
+      [
+        'approvals: { approvers: [U0MGR] }',
+        'tools:',
+        '  post_message: { channels: [C0OPS] }',
+        'channels:',
+        '  rules:',
+        '    - match: { kind: dm }',
+        '      tools: [http_get, post_mesage, "post_*"]',
+        '      readOnly: [postmessage]',
+        '',
+      ].join('\n'),
+    );
+    const asJson = await runCli(['check-config', file, '--json'], {}, work.dir);
+    expect(JSON.parse(asJson.stdout).warnings).toEqual([
+      {
+        key: 'channels.rules[0].tools[0]',
+        problem: '"http_get" matches no tool: the tool it meant is not offered there',
+      },
+      {
+        key: 'channels.rules[0].tools[1]',
+        problem: '"post_mesage" matches no tool: the tool it meant is not offered there',
+      },
+      {
+        key: 'channels.rules[0].readOnly[0]',
+        problem: '"postmessage" matches no tool: the tool it meant is not made read-only there',
+      },
+    ]);
+  }, 60_000);
+
   it('names every bad key and exits 1', async () => {
     const bad = join(work.dir, 'bad.yaml');
     writeFileSync(

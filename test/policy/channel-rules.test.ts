@@ -4,6 +4,7 @@ import {
   type ChannelFacts,
   channelApprovers,
   channelScope,
+  channelToolWarnings,
   toolRefusal,
 } from '../../src/policy/channel-rules.js';
 
@@ -76,5 +77,33 @@ describe('channel rules', () => {
   it('the policy refuses a rule with an unknown kind or field', () => {
     expect(() => rulesOf('channels:\n  rules:\n    - match: { kind: group }\n')).toThrow(/kind/);
     expect(() => rulesOf('channels:\n  rules:\n    - match: {}\n      offered: [x]\n')).toThrow(/offered/);
+  });
+});
+
+describe('channel rules naming tools', () => {
+  it('warns of patterns that match no tool, but not of one under a configured MCP server', () => {
+    const rules = parsePolicy(
+      `
+approvals: { approvers: [U0MGR] }
+channels:
+  rules:
+    - match: { kind: dm }
+      tools: [http_get, "k8s__*", "gh__*", ask_triage]
+      readOnly: true
+    - match: { name: "incident-*" }
+      readOnly: [run_acton, "run_*"]
+`,
+      { env: {} },
+    ).channels.rules;
+    expect(channelToolWarnings(rules, ['http_get', 'run_action', 'ask_triage'], ['k8s'])).toEqual([
+      {
+        key: 'channels.rules[0].tools[2]',
+        problem: '"gh__*" matches no tool: the tool it meant is not offered there',
+      },
+      {
+        key: 'channels.rules[1].readOnly[0]',
+        problem: '"run_acton" matches no tool: the tool it meant is not made read-only there',
+      },
+    ]);
   });
 });

@@ -1,4 +1,7 @@
-/** A worker starting with a rule that cannot apply as written logs a warning naming it (and starts). */
+/**
+ * A worker starting with a rule that cannot apply as written, or a channel rule naming no tool, logs a
+ * warning naming it (and starts).
+ */
 import { afterAll, expect, it } from 'vitest';
 import { loadEnv } from '../../src/config/env.js';
 import { parsePolicy } from '../../src/config/policy.js';
@@ -27,7 +30,15 @@ it('logs each rule that cannot apply to its tool arguments at start-up', async (
       },
       { need: 'worker', envFile: false },
     ),
-    policy: parsePolicy(SCALE_POLICY, { env: {} }),
+    policy: parsePolicy(
+      `${SCALE_POLICY}
+channels:
+  rules:
+    - match: { kind: dm }
+      readOnly: [run_acton]
+`,
+      { env: {} },
+    ),
     logger: logger as unknown as Logger,
     store: createStore(redis, { prefix }),
     queue: createRunsQueue(redis, prefix),
@@ -39,6 +50,13 @@ it('logs each rule that cannot apply to its tool arguments at start-up', async (
       expect.objectContaining({
         key: 'rules.run_action[0].when.params.replicas',
         problem: expect.stringMatching(/^> 10 compares numbers, and params\.replicas is typed string/),
+      }),
+    ]);
+    const channel = logger.entries.filter((e) => e.msg === 'channel rule names no tool');
+    expect(channel.map((e) => e.obj)).toEqual([
+      expect.objectContaining({
+        key: 'channels.rules[0].readOnly[0]',
+        problem: '"run_acton" matches no tool: the tool it meant is not made read-only there',
       }),
     ]);
   } finally {

@@ -1,6 +1,8 @@
+import { askToolName } from '../../agents/ask-tool.js';
 import { unknownAgentTools } from '../../config/agents.js';
 import { ConfigError } from '../../config/errors.js';
 import { loadPolicy } from '../../config/policy.js';
+import { channelToolWarnings } from '../../policy/channel-rules.js';
 import { ruleSchemaWarnings } from '../../policy/rule-types.js';
 import { envReads } from '../../tools/custom/env-reads.js';
 import { buildTools } from '../../tools/registry.js';
@@ -70,6 +72,11 @@ export const checkConfigCommand: Command = {
       const warnings = [
         ...ruleSchemaWarnings(policy.rules, ruleArgSchemas(tools, policy.tools.run_action?.actions)),
         ...(await envReadWarnings(policy.custom)),
+        ...channelToolWarnings(
+          policy.channels.rules,
+          [...tools.keys(), ...mcp.tools.map((t) => t.name), ...Object.keys(policy.agents).map(askToolName)],
+          Object.keys(policy.mcp?.servers ?? {}),
+        ),
       ];
       const summary = {
         ...summarisePolicy(policy, tools),
