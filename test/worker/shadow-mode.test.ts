@@ -110,6 +110,41 @@ describe('shadow mode in the worker', () => {
     expect(toolResults(run.state.messages).map((r) => r.error.code)).toEqual(['shadow_mode', 'rejected']);
   });
 
+  it('shadow mode never offers break glass: a break-glass deny rule denies without a card, other cards have no Break glass', async () => {
+    h = await createHarness({
+      model: scriptedModel([
+        { calls: [call('restart', { service: 'payments' }), call('restart', { service: 'search' })] },
+        { text: 'Neither restart was executed.' },
+      ]),
+      ...policyOf(
+        `approvals: { approvers: [UMGR], mode: shadow }\ncustom:\n  - { path: ./r.ts, name: restart }
+rules:
+  restart:
+    - when: { service: payments }
+      outcome: deny
+      reason: never restart payments
+      breakGlass: { approvers: [ULEAD] }
+`,
+      ),
+    });
+    h.startWorker();
+    const runId = await h.enqueueStart(h.startJob('restart payments and search'));
+    const run = await h.waitForStatus(runId, 'completed');
+    expect(h.executed).toEqual([]);
+    const approvals = await h.store.approvals.listForRun(runId);
+    const payments = approvals.find((a) => (a.args as { service: string }).service === 'payments');
+    const search = approvals.find((a) => (a.args as { service: string }).service === 'search');
+    expect(payments).toMatchObject({ status: 'rejected', via: 'rule' });
+    expect(payments?.breakGlass).toBeUndefined();
+    expect(search).toMatchObject({ status: 'rejected', via: 'shadow' });
+    const cards = h.notifier.of('card');
+    expect(cards.map((c) => c.view.approvalId)).toEqual([search?.approvalId]);
+    const blocks = JSON.stringify(approvalCard(cards[0]!.view).blocks);
+    expect(blocks).toContain(ACTION_IDS.wouldApprove);
+    expect(blocks).not.toContain(`"${ACTION_IDS.breakGlass}"`);
+    expect(toolResults(run.state.messages).map((r) => r.error.code)).toEqual(['rejected', 'shadow_mode']);
+  });
+
   it('channels.shadow shadows a call asked from that channel; the same call from another channel waits for a person', async () => {
     const policy = policyOf(`approvals: { approvers: [UMGR] }\nchannels: { shadow: [C0SHADOW] }`);
     h = await createHarness({
