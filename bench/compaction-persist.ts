@@ -23,8 +23,8 @@ import { createRun, DEFAULT_LIMITS } from '../src/loop/state.js';
 import { step } from '../src/loop/step.js';
 import type { Logger } from '../src/loop/tool-contract.js';
 import { createRedisConnection } from '../src/queue/connection.js';
-import { changingJson } from '../src/store/header-codec.js';
 import { createStore, RunCheckpointer, type SlackContext, type Store } from '../src/store/index.js';
+import { changingJson } from '../src/store/runs/header-codec.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const STEPS = 200;

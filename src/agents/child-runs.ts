@@ -12,7 +12,7 @@ import type { ChildOutcome } from '../loop/subagents.js';
 import type { Logger } from '../loop/tool-contract.js';
 import { addRunJob } from '../queue/runs-queue.js';
 import type { SlackContext } from '../store/records.js';
-import type { LoadedRun } from '../store/run-store.js';
+import type { LoadedRun } from '../store/runs/run-store.js';
 import type { WorkerRuntime } from '../worker/runtime.js';
 import { DEFAULT_WATCH_MS } from './catalog.js';
 import { newChildRun } from './child-run.js';

@@ -13,7 +13,7 @@ import { budgetDeciders, deciderIds } from '../config/budget-extend.js';
 import { addRunJob } from '../queue/index.js';
 import { budgetCard, budgetCardView, parseBudgetButtonValue } from '../slack/budget-card.js';
 import { slackDate, userMention } from '../slack/mrkdwn.js';
-import type { BudgetAskRecord } from '../store/budget-ask-store.js';
+import type { BudgetAskRecord } from '../store/budget/budget-ask-store.js';
 import { tellClicker } from './approvals.js';
 import type { BotContext } from './context.js';
 import { withRetries } from './retry.js';

@@ -8,7 +8,7 @@ import { approvalViewFromRecord } from '../slack/approval-view.js';
 import { fullTextModal } from '../slack/full-text-modal.js';
 import type { TraceFeedback } from '../slack/trace.js';
 import { traceModal } from '../slack/trace-modal.js';
-import type { FeedbackRecord } from '../store/feedback-store.js';
+import type { FeedbackRecord } from '../store/feedback/feedback-store.js';
 import { isApprovalId, isRunId } from '../store/index.js';
 import type { BotContext } from './context.js';
 import type { ClickTarget } from './slack-payloads.js';

@@ -8,7 +8,7 @@ import { grantScopeText } from '../policy/grants.js';
 import { actions, button, context, header, type KnownBlock, section } from '../slack/block-kit.js';
 import { ACTION_IDS } from '../slack/ids.js';
 import { slackDate, truncate } from '../slack/mrkdwn.js';
-import { grantRef } from '../store/grant-store.js';
+import { grantRef } from '../store/grants/grant-store.js';
 import type { ApprovalRecord } from '../store/index.js';
 import type { BotContext } from './context.js';
 import { approvalLine, approvalsFor, lineSections, runLine } from './summaries.js';

@@ -5,7 +5,7 @@
  */
 import type { App } from '@slack/bolt';
 import { ACTION_IDS, CALLBACK_IDS } from '../slack/ids.js';
-import { parseGrantRef } from '../store/grant-store.js';
+import { parseGrantRef } from '../store/grants/grant-store.js';
 import { assistantThreadContextChanged, assistantThreadStarted } from './agent-pane.js';
 import {
   approveClicked,

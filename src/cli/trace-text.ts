@@ -14,7 +14,7 @@ import {
   type TraceSubagent,
   type TraceToolCall,
 } from '../slack/trace.js';
-import type { FeedbackRecord } from '../store/feedback-store.js';
+import type { FeedbackRecord } from '../store/feedback/feedback-store.js';
 import type { ApprovalRecord, LedgerRecord, SlackContext } from '../store/index.js';
 import { duration, shorten, utc } from './format.js';
 

@@ -6,7 +6,7 @@
 
 import type { BudgetIncrease, ExtendableStop } from '../loop/budget-asks.js';
 import { increaseText } from '../loop/budget-extension.js';
-import type { BudgetAskRecord } from '../store/budget-ask-store.js';
+import type { BudgetAskRecord } from '../store/budget/budget-ask-store.js';
 import { actions, button, context, type KnownBlock, type SlackMessage, section } from './block-kit.js';
 import { ACTION_IDS } from './ids.js';
 import { SLACK_LIMITS } from './limits.js';

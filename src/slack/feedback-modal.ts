@@ -4,8 +4,8 @@
  * `private_metadata`, so the submission handler needs nothing else.
  */
 import { z } from 'zod';
-import type { FeedbackValue } from '../store/feedback-store.js';
-import { MAX_FEEDBACK_COMMENT } from '../store/feedback-store.js';
+import type { FeedbackValue } from '../store/feedback/feedback-store.js';
+import { MAX_FEEDBACK_COMMENT } from '../store/feedback/feedback-store.js';
 import { context, type ModalView, plainText } from './block-kit.js';
 import { CALLBACK_IDS, FEEDBACK_COMMENT_INPUT } from './ids.js';
 import { SLACK_LIMITS } from './limits.js';

@@ -4,7 +4,7 @@
  * run did not complete, Slack's feedback buttons (when there is an answer) and a Details button.
  */
 import type { StopReason } from '../loop/run-status.js';
-import type { FeedbackValue } from '../store/feedback-store.js';
+import type { FeedbackValue } from '../store/feedback/feedback-store.js';
 import { actions, button, context, type KnownBlock, type SlackMessage, section } from './block-kit.js';
 import { ACTION_IDS } from './ids.js';
 import { SLACK_LIMITS } from './limits.js';

@@ -4,9 +4,9 @@ import type { RunState } from '../loop/run-state.js';
 import type { ToolResult } from '../loop/tool-result.js';
 import { StoreError } from './errors.js';
 import { approvalIdFor } from './ids.js';
-import type { LedgerChange, LedgerStore } from './ledger-store.js';
+import type { LedgerChange, LedgerStore } from './ledger/ledger-store.js';
 import type { TraceEntry } from './records.js';
-import type { PersistedCounts, RunStore } from './run-store.js';
+import type { PersistedCounts, RunStore } from './runs/run-store.js';
 
 /**
  * The engine's `Checkpoint` port over the run store for one lease: each call persists only what the

@@ -21,17 +21,17 @@ export const STORE_LAYOUT = 2;
  *   <p>:run:{<runId>}:results           hash   long tool results kept for read_result: handle -> text,
  *                                              and `#bytes`, the bytes of all of them (keepResult-3.lua)
  *   <p>:run:{<runId>}:feedback          hash   feedback on the run's answer: user id -> JSON record
- *                                              (feedback-store.ts; first click per person wins)
+ *                                              (feedback/feedback-store.ts; first click per person wins)
  *   <p>:run:{<runId>}:lease             hash   {token, holder, nonce}, expires with the lease (PX)
  *   <p>:run:{<runId>}:approvals         set    approval ids of the run
  *   <p>:run:{<runId>}:approval:<id>     hash   one approval record
  *   <p>:run:{<runId>}:ledger:<id>       hash   execution ledger of one approved call
- *   <p>:run:{<runId>}:budget-ask        hash   the run's latest ask for more budget (budget-ask-store.ts)
+ *   <p>:run:{<runId>}:budget-ask        hash   the run's latest ask for more budget (budget/budget-ask-store.ts)
  *
- * Header fields (header-codec.ts assembles the RunState header from them; runId is the key's):
+ * Header fields (runs/header-codec.ts assembles the RunState header from them; runId is the key's):
  *   v            RunState version (RUN_STATE_VERSION)       layout       STORE_LAYOUT
  *   state        JSON {requester, question, limits}: written once by createRun, never rewritten (the
- *                name is layout 1's; src/store/run-rows.ts reads requester and question from it)
+ *                name is layout 1's; src/store/runs/run-rows.ts reads requester and question from it)
  *   progress     JSON {usage, turn, actions, rejected, brakes, answerRetries, answer, stopMessage,
  *                context, subagents, budgetAsk, extensions}:
  *                rewritten by every saveStep (the only part of the header a step rewrites besides
@@ -47,11 +47,11 @@ export const STORE_LAYOUT = 2;
  *   createNonce, saveNonce   nonces of the last createRun / saveStep (a resend is recognised)
  *
  * Rows: evidence and the trace entries the worker records are stored as JSON arrays of their values in
- * a fixed field order instead of JSON objects (rows.ts). Evidence (evidence-codec.ts) is
+ * a fixed field order instead of JSON objects (rows.ts). Evidence (runs/evidence-codec.ts) is
  * `[toolCallId, tool, kind, ok, summary, at]`, or just `[messageIndex, at - createdAt]` for a
  * successful result that its tool message gives back whole (the summary is read off the message's
- * text, evidence-summary.ts, and checked to be equal before it is left out). Trace entries saved with
- * a step are rows `[tag, at - createdAt, ...fields]` per kind (trace-codec.ts); any other trace entry
+ * text, runs/evidence-summary.ts, and checked to be equal before it is left out). Trace entries saved with
+ * a step are rows `[tag, at - createdAt, ...fields]` per kind (runs/trace-codec.ts); any other trace entry
  * (and those appended by appendTrace) is stored as its object.
  * Messages are stored as their JSON objects.
  *
@@ -72,7 +72,7 @@ export const STORE_LAYOUT = 2;
  *   <p>:workers:no-metrics                zset   workers whose METRICS_PORT was taken, by last notice
  *   <p>:rate:<user|thread>:<ids>:<window>:events  zset  event ids counted in one minute (expires)
  *
- * A Slack rate budget (src/store/slack-budget-store.ts) shares its own tag, so its scripts stay in one
+ * A Slack rate budget (src/store/budget/slack-budget-store.ts) shares its own tag, so its scripts stay in one
  * slot; `<bucket>` is the workspace, the method and, for posts, the channel:
  *
  *   <p>:slack-budget:{<bucket>}:tat     string the GCRA's next arrival time (ms, Redis clock)
@@ -150,7 +150,7 @@ export interface ThreadKeys {
   history: string;
   active: string;
   inbox: string;
-  /** hash   grants in force in the thread, by grant id (src/store/grant-store.ts) */
+  /** hash   grants in force in the thread, by grant id (src/store/grants/grant-store.ts) */
   grants: string;
   /** hash   an agent pane thread's context (`viewing`) and whether its title was set (`titled`) */
   pane: string;

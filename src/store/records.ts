@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { approversSchema } from '../approvers/approvers.js';
-import { callPlanSchema, toolResultSchema } from './run-state-schema.js';
+import { callPlanSchema, toolResultSchema } from './runs/run-state-schema.js';
 
 /**
  * Records the store keeps next to the engine's RunState, with their zod schemas. Redis hashes hold

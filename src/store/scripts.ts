@@ -9,6 +9,8 @@ export type RedisClient = Redis | Cluster;
  * Key counts of the scripts, as their file names (`<folder>/<name>-<keys>.lua`) declare them. Each
  * folder of ./lua belongs to the store module that runs its scripts (runs, approvals, ledger, threads,
  * leases, results, feedback, slackBudget, budgetAsks); `shared` holds scripts several modules run, `includes` the fragments they inline.
+ * The TypeScript modules sit in the matching folders of src/store (results in runs/, slackBudget and
+ * budgetAsks in budget/, leases in leases.ts); this module stays at the top, so ./lua is found beside it.
  */
 const SCRIPT_KEYS = {
   createRun: 3,

@@ -1,18 +1,18 @@
-import { ApprovalStore } from './approval-store.js';
-import { AuditLog } from './audit-log.js';
-import { BudgetAskStore } from './budget-ask-store.js';
+import { ApprovalStore } from './approvals/approval-store.js';
+import { AuditLog } from './audit/audit-log.js';
+import { BudgetAskStore } from './budget/budget-ask-store.js';
+import { RateLimits } from './budget/rate-limits.js';
+import { SlackBudgetStore } from './budget/slack-budget-store.js';
 import { createStoreContext, type StoreContext, type StoreOptions } from './context.js';
-import { FeedbackStore } from './feedback-store.js';
-import { GrantStore } from './grant-store.js';
+import { FeedbackStore } from './feedback/feedback-store.js';
+import { GrantStore } from './grants/grant-store.js';
 import { LeaseStore } from './leases.js';
-import { LedgerStore } from './ledger-store.js';
-import { RateLimits } from './rate-limits.js';
-import { RunResults } from './result-store.js';
-import { RunIndex } from './run-index.js';
-import { RunStore } from './run-store.js';
+import { LedgerStore } from './ledger/ledger-store.js';
+import { RunResults } from './runs/result-store.js';
+import { RunIndex } from './runs/run-index.js';
+import { RunStore } from './runs/run-store.js';
 import type { RedisClient } from './scripts.js';
-import { SlackBudgetStore } from './slack-budget-store.js';
-import { ThreadMemory } from './thread-memory.js';
+import { ThreadMemory } from './threads/thread-memory.js';
 import { WorkerNotices } from './worker-notices.js';
 
 /** Everything the bot and the workers persist, over one Redis connection. */

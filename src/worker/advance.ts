@@ -25,8 +25,8 @@ import {
 import type { RunSurface } from '../slack/surfaces/agent-surfaces.js';
 import { RunCheckpointer, storeExecutionLedger } from '../store/engine-ports.js';
 import { approvalIdFor } from '../store/ids.js';
-import { runResultStore } from '../store/result-store.js';
-import type { LoadedRun } from '../store/run-store.js';
+import { runResultStore } from '../store/runs/result-store.js';
+import type { LoadedRun } from '../store/runs/run-store.js';
 import type { RunSegment } from '../telemetry/run-tracer.js';
 import { budgetDecisionOf, cancelBudgetAsk, postBudgetAsk } from './budget-pause.js';
 import { channelTools, runChannelScope } from './channel-scope.js';

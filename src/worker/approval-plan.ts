@@ -12,7 +12,7 @@ import { toolSchema } from '../loop/tool-schemas.js';
 import type { AskDecision, GateDecision } from '../policy/gate.js';
 import { coveringGrants, grantRefusal } from '../policy/grants.js';
 import type { RunSlackContext } from '../slack/notifier-port.js';
-import type { NewApproval } from '../store/approval-store.js';
+import type { NewApproval } from '../store/approvals/approval-store.js';
 import type { RunPolicy, WorkerRuntime } from './runtime.js';
 
 /** A tool schema larger than this is not kept on the approval: the card then offers no Edit. */

@@ -9,7 +9,7 @@ import type { RunState } from '../loop/run-state.js';
 import { addRunJob } from '../queue/runs-queue.js';
 import { budgetCardView } from '../slack/budget-card.js';
 import type { RunSlackContext } from '../slack/notifier-port.js';
-import type { BudgetAskRecord } from '../store/budget-ask-store.js';
+import type { BudgetAskRecord } from '../store/budget/budget-ask-store.js';
 import { StoreError } from '../store/errors.js';
 import type { WorkerRuntime } from './runtime.js';
 

@@ -34,7 +34,7 @@ import { AgentSurfaces, webSurfaceCalls } from '../slack/surfaces/agent-surfaces
 import { createTimeZoneLookup } from '../slack/time-zones.js';
 import { createSlackWebClient } from '../slack/web-client.js';
 import type { Store } from '../store/store.js';
-import { SurfaceMemory } from '../store/surface-memory.js';
+import { SurfaceMemory } from '../store/threads/surface-memory.js';
 import type { RunTracer } from '../telemetry/run-tracer.js';
 import type { SlackPoster } from '../tools/ports.js';
 import { type Redact, withRedactedFailures } from '../tools/redacted-failures.js';

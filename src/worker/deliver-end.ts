@@ -5,7 +5,7 @@ import { addRunJob } from '../queue/runs-queue.js';
 import type { RunSlackContext } from '../slack/notifier-port.js';
 import { SlackBudgetExhausted } from '../slack/rate/slack-budget.js';
 import type { RunSurface } from '../slack/surfaces/agent-surfaces.js';
-import type { ThreadTurn } from '../store/thread-memory.js';
+import type { ThreadTurn } from '../store/threads/thread-memory.js';
 import type { WorkerRuntime } from './runtime.js';
 
 /** What the thread remembers of a run: the question, and the answer or why there is none. */

@@ -4,7 +4,7 @@ import { withChannelApprovers } from '../policy/channel-rules.js';
 import { addApprovalTimers } from '../queue/approval-timers.js';
 import { approvalViewFromRecord, approvalViewNow } from '../slack/approval-view.js';
 import type { RunSlackContext } from '../slack/notifier-port.js';
-import type { NewApproval } from '../store/approval-store.js';
+import type { NewApproval } from '../store/approvals/approval-store.js';
 import { approvalIdFor } from '../store/ids.js';
 import { gateOf, grantFor, planApproval, planShadow } from './approval-plan.js';
 import { runChannelScope } from './channel-scope.js';

@@ -6,7 +6,7 @@ import type { Logger } from '../loop/tool-contract.js';
 import type { ResumeJobData } from '../queue/job-data.js';
 import { approvalViewFromRecord } from '../slack/approval-view.js';
 import { escapeAndTruncate, userMention } from '../slack/mrkdwn.js';
-import { RETRY_REASON } from '../store/approval-store.js';
+import { RETRY_REASON } from '../store/approvals/approval-store.js';
 import { storeExecutionLedger } from '../store/engine-ports.js';
 import type { ApprovalRecord } from '../store/records.js';
 import { slackContextOf } from './advance.js';

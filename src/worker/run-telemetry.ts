@@ -1,6 +1,6 @@
 import { portsForRun } from '../agents/run-ports.js';
 import type { Logger } from '../loop/tool-contract.js';
-import type { LoadedRun } from '../store/run-store.js';
+import type { LoadedRun } from '../store/runs/run-store.js';
 import type { TraceCarrier } from '../telemetry/carrier.js';
 import type { RunSegment } from '../telemetry/run-tracer.js';
 import type { WorkerRuntime } from './runtime.js';

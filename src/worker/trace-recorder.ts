@@ -1,6 +1,6 @@
 import type { EngineEvent, EventSink } from '../loop/engine-events.js';
 import type { TraceEntry } from '../store/records.js';
-import type { RunStore } from '../store/run-store.js';
+import type { RunStore } from '../store/runs/run-store.js';
 
 /**
  * The trace entry kept for an engine event, or null for one not worth a write. Only what the run's

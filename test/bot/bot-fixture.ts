@@ -18,7 +18,7 @@ import { createRun } from '../../src/loop/state.js';
 import { createRedisConnection, createRunsQueue, type RunsQueue } from '../../src/queue/index.js';
 import { approvalCard } from '../../src/slack/approval-card.js';
 import { approvalViewFromRecord } from '../../src/slack/approval-view.js';
-import type { ApprovalPolicyFields, NewApproval } from '../../src/store/approval-store.js';
+import type { ApprovalPolicyFields, NewApproval } from '../../src/store/approvals/approval-store.js';
 import { type ApprovalRecord, createStore, type Store, type StoreOptions } from '../../src/store/index.js';
 import { type FakeSlack, type FakeSlackOptions, startFakeSlack } from '../fakes/slack-api-server.js';
 import {

@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Grant } from '../../src/policy/grants.js';
 import { ACTION_IDS } from '../../src/slack/ids.js';
-import { grantRef } from '../../src/store/grant-store.js';
+import { grantRef } from '../../src/store/grants/grant-store.js';
 import { blockActionsPayload, interactivityBody } from '../fakes/slack-signing.js';
 import {
   type BotFixture,

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { applyDecisions } from '../../src/loop/decisions.js';
 import type { RunState } from '../../src/loop/run-state.js';
-import { messageSchema, runHeaderStateSchema } from '../../src/store/run-state-schema.js';
+import { messageSchema, runHeaderStateSchema } from '../../src/store/runs/run-state-schema.js';
 import { deps, scriptedModel } from '../support/engine.js';
 
 /**

@@ -9,7 +9,7 @@ import {
   webSurfaceCalls,
 } from '../../src/slack/surfaces/agent-surfaces.js';
 import { createSlackWebClient } from '../../src/slack/web-client.js';
-import { SurfaceMemory } from '../../src/store/surface-memory.js';
+import { SurfaceMemory } from '../../src/store/threads/surface-memory.js';
 import { type FakeSlack, startFakeSlack } from '../fakes/slack-api-server.js';
 import { type StoreFixture, storeFixture } from '../store/redis-fixture.js';
 import { recordingLogger } from './recording-logger.js';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { GatedCall } from '../../src/loop/gated-calls.js';
-import { RETRY_REASON } from '../../src/store/approval-store.js';
+import { RETRY_REASON } from '../../src/store/approvals/approval-store.js';
 import { approvalIdFor, nextRoundOf, REAPPROVE_REASON, roundOf, type Store } from '../../src/store/index.js';
 import { type StoreFixture, storeFixture } from './redis-fixture.js';
 import { realisticState, slack, T0 } from './run-state-fixture.js';

@@ -2,11 +2,11 @@ import { describe, expect, it } from 'vitest';
 import type { Message } from '../../src/loop/messages.js';
 import { renderResult, summarise } from '../../src/loop/observation.js';
 import type { Evidence } from '../../src/loop/run-state.js';
-import { decodeEvidence, encodeEvidence } from '../../src/store/evidence-codec.js';
-import { changingJson, fixedJson, headerFromHash, pauseField } from '../../src/store/header-codec.js';
 import { approvalIdFor } from '../../src/store/ids.js';
 import type { TraceEntry } from '../../src/store/records.js';
-import { decodeTrace, encodeTraceEntry, type RecordedTraceEntry } from '../../src/store/trace-codec.js';
+import { decodeEvidence, encodeEvidence } from '../../src/store/runs/evidence-codec.js';
+import { changingJson, fixedJson, headerFromHash, pauseField } from '../../src/store/runs/header-codec.js';
+import { decodeTrace, encodeTraceEntry, type RecordedTraceEntry } from '../../src/store/runs/trace-codec.js';
 import { realisticState, T0 } from './run-state-fixture.js';
 
 const roundTrip = (entries: TraceEntry[]) =>

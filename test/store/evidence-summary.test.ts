@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { boundResult, renderResult, summarise } from '../../src/loop/observation.js';
-import { summaryFromContent } from '../../src/store/evidence-summary.js';
+import { summaryFromContent } from '../../src/store/runs/evidence-summary.js';
 
 /** Strings rich in what the derivation must get right: whitespace of every kind, JSON structure, escapes. */
 const tricky = fc

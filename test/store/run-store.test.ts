@@ -3,8 +3,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RunStateVersionError } from '../../src/loop/errors.js';
 import { renderResult, summarise } from '../../src/loop/observation.js';
 import type { RunState } from '../../src/loop/run-state.js';
-import { changingJson } from '../../src/store/header-codec.js';
 import { approvalIdFor, StoreError } from '../../src/store/index.js';
+import { changingJson } from '../../src/store/runs/header-codec.js';
 import { killConnections, type StoreFixture, storeFixture } from './redis-fixture.js';
 import { advance, newState, realisticState, slack, T0 } from './run-state-fixture.js';
 

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SlotRequest } from '../../src/store/slack-budget-store.js';
+import type { SlotRequest } from '../../src/store/budget/slack-budget-store.js';
 import { type StoreFixture, storeFixture } from './redis-fixture.js';
 
 let fx: StoreFixture;

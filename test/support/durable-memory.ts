@@ -11,9 +11,9 @@ import { canonicalJson } from '../../src/loop/hash.js';
 import type { ExecutionLedger } from '../../src/loop/ports.js';
 import type { RunState } from '../../src/loop/run-state.js';
 import type { ToolResult } from '../../src/loop/tool-result.js';
-import { decodeEvidence, encodeEvidence } from '../../src/store/evidence-codec.js';
-import { changingJson, fixedJson, headerFromHash } from '../../src/store/header-codec.js';
-import { compactionSchema, messageSchema } from '../../src/store/run-state-schema.js';
+import { decodeEvidence, encodeEvidence } from '../../src/store/runs/evidence-codec.js';
+import { changingJson, fixedJson, headerFromHash } from '../../src/store/runs/header-codec.js';
+import { compactionSchema, messageSchema } from '../../src/store/runs/run-state-schema.js';
 
 /** The simulated death of a worker: nothing after it runs, and the next job starts from the store. */
 export class Crash extends Error {

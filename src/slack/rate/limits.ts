@@ -4,7 +4,7 @@
  * the token. One bot token is one workspace, so a budget is named by its method (and channel for posts).
  * Slack grants some apps more: raise the numbers with the policy's `slack.rateLimits`.
  */
-import type { BudgetShape } from '../../store/slack-budget-store.js';
+import type { BudgetShape } from '../../store/budget/slack-budget-store.js';
 
 export interface SlackRateLimits {
   /** Tier 2 methods (chat.startStream, chat.stopStream, reactions.remove, …) per minute. Default 20. */

@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { LoopgateError } from '../../loop/errors.js';
 import type { Logger } from '../../loop/tool-contract.js';
-import type { SlackBudgetStore, SlotVerdict } from '../../store/slack-budget-store.js';
+import type { SlackBudgetStore, SlotVerdict } from '../../store/budget/slack-budget-store.js';
 import { budgetParts, budgetShape, DEFAULT_SLACK_RATE_LIMITS, type SlackRateLimits } from './limits.js';
 
 export type Priority = 'card' | 'answer' | 'decoration';

@@ -17,7 +17,7 @@ import type { webApi } from '@slack/bolt';
 import type { EngineEvent } from '../../loop/engine-events.js';
 import type { RunState } from '../../loop/run-state.js';
 import type { Logger } from '../../loop/tool-contract.js';
-import type { SurfaceMemory } from '../../store/surface-memory.js';
+import type { SurfaceMemory } from '../../store/threads/surface-memory.js';
 import { slackErrorCode } from '../errors.js';
 import { answerFooter } from '../final-answer.js';
 import { neutraliseAnswer } from '../neutralise.js';

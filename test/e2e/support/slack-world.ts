@@ -13,7 +13,7 @@ import { createRedisConnection, type RedisClient } from '../../../src/queue/conn
 import { createRunsQueue, type RunsQueue } from '../../../src/queue/runs-queue.js';
 import { ACTION_IDS, CALLBACK_IDS, REJECT_REASON_INPUT } from '../../../src/slack/ids.js';
 import { runIdForEvent } from '../../../src/store/ids.js';
-import type { LoadedRun } from '../../../src/store/run-store.js';
+import type { LoadedRun } from '../../../src/store/runs/run-store.js';
 import { createStore, type Store } from '../../../src/store/store.js';
 import {
   type HttpFixture,

@@ -10,7 +10,7 @@ import { createRedisConnection } from '../../../src/queue/connection.js';
 import type { StartJobData } from '../../../src/queue/job-data.js';
 import { addRunJob, createRunsQueue, type RunsQueue } from '../../../src/queue/runs-queue.js';
 import { runIdForEvent } from '../../../src/store/ids.js';
-import type { LoadedRun } from '../../../src/store/run-store.js';
+import type { LoadedRun } from '../../../src/store/runs/run-store.js';
 import { createStore, type Store } from '../../../src/store/store.js';
 import { type HttpFixture, reply, startHttpFixture } from '../../fakes/http-fixtures.js';
 import {

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { BudgetAsk } from '../loop/budget-asks.js';
-import type { AuditLog } from './audit-log.js';
-import type { StoreContext } from './context.js';
-import { badReply, decode, replyArray } from './decode.js';
-import { hashFromPairs } from './records.js';
+import type { BudgetAsk } from '../../loop/budget-asks.js';
+import type { AuditLog } from '../audit/audit-log.js';
+import type { StoreContext } from '../context.js';
+import { badReply, decode, replyArray } from '../decode.js';
+import { hashFromPairs } from '../records.js';
 
 export const budgetAskStatusSchema = z.enum(['pending', 'granted', 'refused', 'expired', 'cancelled']);
 export type BudgetAskStatus = z.infer<typeof budgetAskStatusSchema>;

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { Grant } from '../policy/grants.js';
-import type { StoreContext } from './context.js';
-import { decode } from './decode.js';
-import { type ApprovalRecord, approvalStatusSchema, hashFromPairs } from './records.js';
+import type { Grant } from '../../policy/grants.js';
+import type { StoreContext } from '../context.js';
+import { decode } from '../decode.js';
+import { type ApprovalRecord, approvalStatusSchema, hashFromPairs } from '../records.js';
 
 /** What an audit entry records: a decision (the default, and all entries before rules existed) or another event. */
 export const auditEventSchema = z.enum([
@@ -26,7 +26,7 @@ export const auditEventSchema = z.enum([
    */
   'plan_changed',
   /**
-   * A run's ask for more budget was answered (budget-ask-store.ts): `tool` is `budget:<stop reason>`,
+   * A run's ask for more budget was answered (../budget/budget-ask-store.ts): `tool` is `budget:<stop reason>`,
    * `approvalId` `<runId>.budget.<round>`, `note` the offer (JSON); approved means granted.
    */
   'budget_extension',
@@ -76,7 +76,7 @@ export const auditEntrySchema = z.strictObject({
 });
 export type AuditEntry = z.infer<typeof auditEntrySchema>;
 
-/** What the audit keeps of an answered budget ask (budget-ask-store.ts's record). */
+/** What the audit keeps of an answered budget ask (../budget/budget-ask-store.ts's record). */
 export interface AnsweredBudgetAsk {
   runId: string;
   round: number;

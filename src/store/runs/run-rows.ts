@@ -4,10 +4,10 @@
  * headers. Read-only: nothing here changes Redis. Used through RunIndex.
  */
 import { z } from 'zod';
-import type { StoreContext } from './context.js';
-import { isRunId } from './ids.js';
-import { primaries } from './nodes.js';
-import { slackContextSchema } from './records.js';
+import type { StoreContext } from '../context.js';
+import { isRunId } from '../ids.js';
+import { primaries } from '../nodes.js';
+import { slackContextSchema } from '../records.js';
 import { runStatusSchema, stopReasonSchema } from './run-state-schema.js';
 
 export interface RunRow {

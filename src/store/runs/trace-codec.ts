@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { type TraceEntry, traceEntrySchema } from './records.js';
-import { fromRow, type RowShape, toRow } from './rows.js';
+import { type TraceEntry, traceEntrySchema } from '../records.js';
+import { fromRow, type RowShape, toRow } from '../rows.js';
 import { runStatusSchema, stopReasonSchema } from './run-state-schema.js';
 
 /**

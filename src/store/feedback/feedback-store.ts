@@ -6,10 +6,10 @@
  * time order; readers skip entries whose run is gone.
  */
 import { z } from 'zod';
-import type { StoreContext } from './context.js';
-import { decode, replyArray } from './decode.js';
-import { scriptError } from './errors.js';
-import { isRunId } from './ids.js';
+import type { StoreContext } from '../context.js';
+import { decode, replyArray } from '../decode.js';
+import { scriptError } from '../errors.js';
+import { isRunId } from '../ids.js';
 
 export const FEEDBACK_VALUES = ['good', 'bad'] as const;
 export type FeedbackValue = (typeof FEEDBACK_VALUES)[number];

@@ -1,7 +1,7 @@
-import type { Message } from '../loop/messages.js';
-import type { Evidence } from '../loop/run-state.js';
+import type { Message } from '../../loop/messages.js';
+import type { Evidence } from '../../loop/run-state.js';
+import { fromRow, type RowShape, toRow } from '../rows.js';
 import { summaryFromContent } from './evidence-summary.js';
-import { fromRow, type RowShape, toRow } from './rows.js';
 import { evidenceSchema } from './run-state-schema.js';
 
 /**

@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { mergeApprovers } from '../approvers/approvers.js';
-import { sourceLabel } from '../approvers/oncall/source.js';
-import type { CallPlan, GatedCall } from '../loop/gated-calls.js';
-import type { AuditLog } from './audit-log.js';
-import type { StoreContext } from './context.js';
-import { badReply, decode, replyArray } from './decode.js';
-import { StoreError, scriptError } from './errors.js';
-import { approvalIdFor, nextRoundOf, runIdOf } from './ids.js';
-import { planRound } from './plan-round.js';
+import { mergeApprovers } from '../../approvers/approvers.js';
+import { sourceLabel } from '../../approvers/oncall/source.js';
+import type { CallPlan, GatedCall } from '../../loop/gated-calls.js';
+import type { AuditLog } from '../audit/audit-log.js';
+import type { StoreContext } from '../context.js';
+import { badReply, decode, replyArray } from '../decode.js';
+import { StoreError, scriptError } from '../errors.js';
+import { approvalIdFor, nextRoundOf, runIdOf } from '../ids.js';
 import {
   type ApprovalDecision,
   type ApprovalRecord,
@@ -17,8 +16,9 @@ import {
   approvalToHash,
   approversSchema,
   hashFromPairs,
-} from './records.js';
-import { scriptWithWait } from './replicated.js';
+} from '../records.js';
+import { scriptWithWait } from '../replicated.js';
+import { planRound } from './plan-round.js';
 
 /** The decision reason of a round created by "Approve again". */
 export const REAPPROVE_REASON = 'approved again after an unknown outcome';

@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { RunStateVersionError } from '../loop/errors.js';
-import { RUN_STATE_VERSION, type RunState } from '../loop/run-state.js';
-import type { RunStatus } from '../loop/run-status.js';
-import type { StoreContext } from './context.js';
-import { badReply, decode, parseJsonBuffers, parseJsonList, replyArray, replyCount } from './decode.js';
-import { StoreError } from './errors.js';
-import { decodeEvidence, encodeEvidence } from './evidence-codec.js';
-import { changingJson, fixedJson, headerFromHash, pauseField } from './header-codec.js';
-import { STORE_LAYOUT } from './keys.js';
+import { RunStateVersionError } from '../../loop/errors.js';
+import { RUN_STATE_VERSION, type RunState } from '../../loop/run-state.js';
+import type { RunStatus } from '../../loop/run-status.js';
+import type { StoreContext } from '../context.js';
+import { badReply, decode, parseJsonBuffers, parseJsonList, replyArray, replyCount } from '../decode.js';
+import { StoreError } from '../errors.js';
+import { STORE_LAYOUT } from '../keys.js';
 import {
   type ApprovalRecord,
   approvalFromHash,
@@ -16,10 +14,12 @@ import {
   type SlackContext,
   slackContextSchema,
   type TraceEntry,
-} from './records.js';
+} from '../records.js';
+import { scriptSource } from '../scripts.js';
+import { decodeEvidence, encodeEvidence } from './evidence-codec.js';
+import { changingJson, fixedJson, headerFromHash, pauseField } from './header-codec.js';
 import type { RunIndex } from './run-index.js';
 import { compactionSchema, messageSchema } from './run-state-schema.js';
-import { scriptSource } from './scripts.js';
 import { decodeTrace, encodeTraceEntry } from './trace-codec.js';
 
 /** How many messages, evidence and compaction records of a run are in Redis: the base of the next saveStep. */

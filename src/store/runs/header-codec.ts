@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { RUN_STATE_VERSION, type RunState } from '../loop/run-state.js';
-import { approvalIdFor } from './ids.js';
+import { RUN_STATE_VERSION, type RunState } from '../../loop/run-state.js';
+import { approvalIdFor } from '../ids.js';
 import {
   type RunHeaderState,
   runHeaderStateSchema,

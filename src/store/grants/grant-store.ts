@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { Grant } from '../policy/grants.js';
-import type { AuditLog } from './audit-log.js';
-import type { StoreContext } from './context.js';
-import { decode } from './decode.js';
+import type { Grant } from '../../policy/grants.js';
+import type { AuditLog } from '../audit/audit-log.js';
+import type { StoreContext } from '../context.js';
+import { decode } from '../decode.js';
 
 const grantSchema = z.strictObject({
   grantId: z.string(),

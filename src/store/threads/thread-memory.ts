@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { canonicalJson } from '../loop/hash.js';
-import type { Message } from '../loop/messages.js';
-import type { StoreContext } from './context.js';
-import { parseJsonList } from './decode.js';
-import { StoreError } from './errors.js';
-import type { ThreadKeys } from './keys.js';
+import { canonicalJson } from '../../loop/hash.js';
+import type { Message } from '../../loop/messages.js';
+import type { StoreContext } from '../context.js';
+import { parseJsonList } from '../decode.js';
+import { StoreError } from '../errors.js';
+import type { ThreadKeys } from '../keys.js';
 
 /** A Slack thread: where a conversation with loopgate lives. */
 export interface ThreadRef {

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { PlanHashes } from '../loop/gated-calls.js';
-import type { ToolResult } from '../loop/tool-result.js';
-import type { StoreContext } from './context.js';
-import { decode, replyArray } from './decode.js';
-import { StoreError } from './errors.js';
-import { runIdOf } from './ids.js';
-import { hashFromPairs, type LedgerRecord, ledgerFromHash } from './records.js';
-import { scriptWithWait } from './replicated.js';
+import type { PlanHashes } from '../../loop/gated-calls.js';
+import type { ToolResult } from '../../loop/tool-result.js';
+import type { StoreContext } from '../context.js';
+import { decode, replyArray } from '../decode.js';
+import { StoreError } from '../errors.js';
+import { runIdOf } from '../ids.js';
+import { hashFromPairs, type LedgerRecord, ledgerFromHash } from '../records.js';
+import { scriptWithWait } from '../replicated.js';
 
 export interface BeginExecutionInput {
   approvalId: string;

@@ -1,4 +1,4 @@
-import type { StoreContext } from './context.js';
+import type { StoreContext } from '../context.js';
 
 /** How long an open stream is remembered for its run's successor (streams live minutes, runs hours). */
 const OPEN_STREAM_TTL_MS = 24 * 3_600_000;

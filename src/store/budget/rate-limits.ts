@@ -1,4 +1,4 @@
-import type { StoreContext } from './context.js';
+import type { StoreContext } from '../context.js';
 
 /** `fresh`: this call counted the event (an earlier delivery of it had not). */
 export type RateVerdict = { ok: true; fresh: boolean } | { ok: false; fresh: boolean; retryAfterMs: number };

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { StoreContext } from './context.js';
-import { decode } from './decode.js';
-import type { SlackContext } from './records.js';
+import type { StoreContext } from '../context.js';
+import { decode } from '../decode.js';
+import type { SlackContext } from '../records.js';
 import {
   indexKey,
   type RunIndexScope,

@@ -1,6 +1,6 @@
-import type { KeptResult, ResultStore } from '../loop/ports.js';
-import type { StoreContext } from './context.js';
-import { replyCount } from './decode.js';
+import type { KeptResult, ResultStore } from '../../loop/ports.js';
+import type { StoreContext } from '../context.js';
+import { replyCount } from '../decode.js';
 
 /** keepResult-3's answer when the text would pass the run's bound. */
 const RUN_FULL = -10;

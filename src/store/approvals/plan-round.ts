@@ -4,9 +4,9 @@
  * was, showing the new plan. Nothing of the earlier decision carries over: no decider, no votes, and a
  * call an allow rule or a grant approved is asked of people, since the rule or grant saw no plan.
  */
-import type { CallPlan } from '../loop/gated-calls.js';
-import { nextRoundOf } from './ids.js';
-import type { ApprovalRecord } from './records.js';
+import type { CallPlan } from '../../loop/gated-calls.js';
+import { nextRoundOf } from '../ids.js';
+import type { ApprovalRecord } from '../records.js';
 
 export function planRound(approved: ApprovalRecord, plan: CallPlan, now: number): ApprovalRecord {
   const {

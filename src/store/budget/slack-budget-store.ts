@@ -1,4 +1,4 @@
-import type { StoreContext } from './context.js';
+import type { StoreContext } from '../context.js';
 
 /** How one Slack rate budget is shaped: the steady rate and the burst above it. */
 export interface BudgetShape {

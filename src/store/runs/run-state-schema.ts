@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { CompactionRecord } from '../loop/context-window.js';
-import type { Message } from '../loop/messages.js';
-import type { Evidence, RunState } from '../loop/run-state.js';
-import { RUN_STATE_VERSION } from '../loop/run-state.js';
-import type { ToolResult } from '../loop/tool-result.js';
+import type { CompactionRecord } from '../../loop/context-window.js';
+import type { Message } from '../../loop/messages.js';
+import type { Evidence, RunState } from '../../loop/run-state.js';
+import { RUN_STATE_VERSION } from '../../loop/run-state.js';
+import type { ToolResult } from '../../loop/tool-result.js';
 
 /**
  * zod schemas of the engine's RunState as the store keeps it: the header (everything but `messages`
