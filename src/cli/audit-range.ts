@@ -1,5 +1,5 @@
 /**
- * Reads the audit stream (src/store/audit-log.ts) between two instants. A stream entry's id starts with
+ * Reads the audit stream (src/store/audit/audit-log.ts) between two instants. A stream entry's id starts with
  * the Redis server's clock in milliseconds when the entry was appended, i.e. right after the decision, so
  * XRANGE by id selects a time range without reading the rest of the stream.
  */

@@ -1,6 +1,6 @@
 /**
  * Reads the shadow calls of a time range for `loopgate shadow report`: each `shadow` audit event (a call
- * shown in shadow mode, src/store/audit-log.ts) from --since to --until, the `shadow_decision` event that
+ * shown in shadow mode, src/store/audit/audit-log.ts) from --since to --until, the `shadow_decision` event that
  * answered it (read up to now: a call asked before --until may be answered after it), and the call's
  * arguments from its approval record while it exists. The figures are src/policy/shadow-report.ts's.
  */

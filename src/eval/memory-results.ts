@@ -2,7 +2,7 @@ import type { ResultStore } from '../loop/ports.js';
 
 /**
  * A run's long tool results kept in memory (the runner has no Redis), bounded per run like the worker's
- * store (src/store/result-store.ts): a text that would pass the run's bound is refused.
+ * store (src/store/runs/result-store.ts): a text that would pass the run's bound is refused.
  */
 export function memoryResultStore(): ResultStore {
   const texts = new Map<string, string>();

@@ -1,6 +1,6 @@
 /**
  * The worker's side of a run's ask for more budget (src/loop/budget-extension.ts): the ask is stored as
- * a record of its own (src/store/budget-ask-store.ts), its card posted in the thread, and its expiry put
+ * a record of its own (src/store/budget/budget-ask-store.ts), its card posted in the thread, and its expiry put
  * in the queue as a delayed job; the job then ends and the run waits in Redis. A click (the bot) or the
  * timer answers the record once; the next job of the run applies that answer.
  */
