@@ -144,6 +144,7 @@ async function asked(
     ...base,
     approvers: ask.approvers,
     rule: ask.rule?.label,
+    approversFrom: ask.approversFrom,
     quorum: ask.quorum > 1 ? ask.quorum : undefined,
     selfApproval: ask.selfApproval,
     grantOffer: ask.grant ?? undefined,

@@ -159,7 +159,7 @@ export function withChannelApprovers<D extends { kind: string }>(decision: D, sc
   const approvers = scope ? channelApprovers(scope) : null;
   if (decision.kind !== 'ask' || approvers === null) return decision;
   // Only an ask (src/policy/gate.ts's AskDecision) names approvers; typed loosely to keep gate.ts out.
-  return { ...decision, approvers };
+  return { ...decision, approvers, approversFrom: scope?.label };
 }
 
 /**

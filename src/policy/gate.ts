@@ -36,6 +36,8 @@ export interface AskDecision {
   grant: GrantSpec | null;
   /** A deny rule of this tool allows break glass: the card offers it (src/policy/break-glass.ts). */
   breakGlassOffered?: true;
+  /** The channel rule whose approvers replaced the rule's (src/policy/channel-rules.ts): recorded, shown. */
+  approversFrom?: string;
 }
 
 export type GateDecision =

@@ -79,6 +79,8 @@ export interface ApprovalView {
   outcome?: string | null;
   /** The policy rule that asked for this approval: `rule 2 of run_action (prod restarts)`. */
   rule?: string;
+  /** The channel rule that chose who may decide (it replaces the rule's approvers). */
+  approversFrom?: string;
   /** Distinct approvals needed (shown when more than 1), and who has approved so far. */
   quorum?: number;
   votes?: readonly string[];
@@ -429,7 +431,8 @@ export function approvalCard(view: ApprovalView): SlackMessage {
           : asked,
     ),
   );
-  if (view.rule) blocks.push(context(`Policy: ${escapeAndTruncate(view.rule, 300)}`));
+  const policy = [view.rule, view.approversFrom && `approvers from ${view.approversFrom}`].filter(Boolean);
+  if (policy.length > 0) blocks.push(context(`Policy: ${escapeAndTruncate(policy.join(' · '), 300)}`));
   if (view.status === 'pending' && view.breakGlass === 'only')
     blocks.push(
       section(

@@ -6,6 +6,7 @@ import type { ApprovalStatus, ApprovalView } from './approval-card.js';
 function policyView(record: ApprovalRecord): Partial<ApprovalView> {
   return {
     ...(record.rule ? { rule: record.rule } : {}),
+    ...(record.approversFrom ? { approversFrom: record.approversFrom } : {}),
     ...((record.quorum ?? 1) > 1
       ? { quorum: record.quorum ?? 1, votes: (record.votes ?? []).map((v) => v.by) }
       : {}),

@@ -54,6 +54,8 @@ export type Vote = z.infer<typeof voteSchema>;
 const policyFields = {
   /** The rule that decided whom to ask (or that allowed or denied the call): `rule 2 of run_action (…)`. */
   rule: z.string().optional(),
+  /** The channel rule whose approvers replaced the rule's for this call: `channel rule 2 (incidents)`. */
+  approversFrom: z.string().optional(),
   /**
    * How a decision was taken without a click: by an `allow`/`deny` rule, or by a grant; `shadow`: the call
    * was in shadow mode, closed at once as not executed (never approved, so it has no ledger entry).
@@ -231,6 +233,7 @@ function policyHashFields(record: ApprovalRecord): Record<string, string> {
 const POLICY_KEYS = Object.keys(policyFields) as Array<keyof typeof policyFields>;
 const STRING_KEYS: ReadonlySet<string> = new Set([
   'rule',
+  'approversFrom',
   'via',
   'grantId',
   'editedBy',

@@ -56,6 +56,7 @@ function asked(rt: WorkerRuntime, call: GatedCall, ask: AskDecision, now: number
       ...(ask.remindAtPercent.length > 0 ? { remindAtPercent: [...ask.remindAtPercent] } : {}),
       ...(ask.escalation ? { escalation: ask.escalation } : {}),
       ...(ask.breakGlassOffered ? { breakGlass: 'offered' as const } : {}),
+      ...(ask.approversFrom ? { approversFrom: ask.approversFrom } : {}),
     },
   };
 }

@@ -12,6 +12,7 @@ import type { RecordedRequest } from '../fakes/openai-server.js';
 import { directMessageEvent, eventBody, eventEnvelope } from '../fakes/slack-signing.js';
 import { toolResultsSeen } from './support/deploy-case.js';
 import { callThenAnswer, succeeded } from './support/model-brains.js';
+import { wordsOf } from './support/slack-view.js';
 import { PEOPLE, type SlackWorld, startSlackWorld } from './support/slack-world.js';
 
 let w: SlackWorld;
@@ -116,6 +117,9 @@ describe('per-channel permissions end to end', { timeout: 90_000 }, () => {
     expect(offered(w.model.requestsOf('incident')[0])).toContain('http_request');
     const record = await w.store.approvals.get(card.approvalId);
     expect(record?.approvers).toMatchObject({ users: [PEOPLE.sreA], groups: [] });
+    // The record, the card and the audit say that the channel chose them.
+    expect(record?.approversFrom).toBe('channel rule 1 (incidents)');
+    expect(wordsOf(w.message(card))).toContain('approvers from channel rule 1 (incidents)');
     // The tool's own approver is not this channel's: the click is refused and nothing runs.
     await w.click(w.message(card), PEOPLE.manager, ACTION_IDS.approve);
     await w.waitFor('the refusal', () => w.ephemeralsTo(PEOPLE.manager, channel).length > 0);
@@ -123,6 +127,10 @@ describe('per-channel permissions end to end', { timeout: 90_000 }, () => {
     await w.click(w.message(card), PEOPLE.sreA, ACTION_IDS.approve);
     await w.ended(asked.runId);
     expect(w.hits(url)).toHaveLength(1);
+    const audit = await w.store.audit.recent();
+    expect(
+      audit.find((a) => a.entry.approvalId === card.approvalId && a.entry.decision === 'approved')?.entry,
+    ).toMatchObject({ approversFrom: 'channel rule 1 (incidents)', decider: PEOPLE.sreA });
   });
 
   it('the channel rule is judged again at the click: a channel renamed out of incident-* cannot approve', async () => {

@@ -191,6 +191,7 @@ describe('decideApproval', () => {
       event: 'decision',
       via: '',
       rule: '',
+      approversFrom: '',
       quorum: '',
       votes: '',
       grantId: '',

@@ -30,6 +30,7 @@ export const RETRY_REASON = 'retried after a transient failure';
 export type ApprovalPolicyFields = Pick<
   ApprovalRecord,
   | 'rule'
+  | 'approversFrom'
   | 'quorum'
   | 'selfApproval'
   | 'grantOffer'

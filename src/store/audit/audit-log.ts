@@ -56,6 +56,8 @@ export const auditEntrySchema = z.strictObject({
   via: text,
   /** The rule that matched the call: `rule 2 of run_action (prod restarts)`. */
   rule: text,
+  /** The channel rule whose approvers replaced the rule's (per-channel permissions), else ''. */
+  approversFrom: text,
   /** Quorum progress after this event: `1/2`. */
   quorum: text,
   /** Who has approved so far, comma-separated. */
@@ -117,6 +119,7 @@ function entryOf(record: ApprovalRecord, permalink: string | undefined): AuditEn
     event: 'decision',
     via: record.via ?? '',
     rule: record.rule ?? '',
+    approversFrom: record.approversFrom ?? '',
     quorum: quorum > 1 ? `${votes.length}/${quorum}` : '',
     votes: votes.map((v) => v.by).join(','),
     grantId: record.grantId ?? '',
