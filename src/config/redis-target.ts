@@ -6,7 +6,7 @@
  */
 
 /** One seed node of a cluster. */
-export interface SeedNode {
+interface SeedNode {
   host: string;
   port: number;
 }
@@ -16,7 +16,7 @@ export type RedisTarget =
   | { kind: 'cluster'; nodes: SeedNode[]; tls: boolean; username?: string; password?: string };
 
 /** The validated variables a target is built from (see env.ts). */
-export interface RedisVars {
+interface RedisVars {
   REDIS_URL: string;
   REDIS_CLUSTER_NODES?: SeedNode[] | undefined;
   REDIS_TLS?: boolean | undefined;

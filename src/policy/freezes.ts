@@ -92,7 +92,7 @@ export type CalendarView =
   | { kind: 'unknown'; why: string };
 
 /** Mutable on purpose: the refresher (src/policy/calendar/refresher.ts) replaces `current`. */
-export interface CalendarCell {
+interface CalendarCell {
   current: CalendarView;
 }
 
@@ -151,7 +151,7 @@ const freezeSchema = z
   .refine((f) => f.windows.length + f.weekly.length > 0 || f.calendar !== undefined, {
     error: 'expected windows, weekly or calendar (a freeze with none of them is never in force)',
   });
-export type Freeze = z.output<typeof freezeSchema>;
+type Freeze = z.output<typeof freezeSchema>;
 
 const freezeName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, {
   error: 'expected a freeze name (letters, digits, - and _)',

@@ -23,7 +23,7 @@ export const headersEnv = z.record(headerName, envVarName, {
   error: 'expected a map of header name to environment variable name',
 });
 
-export const httpUrlPrefix = z
+const httpUrlPrefix = z
   .string({ error: 'expected an http(s) URL prefix' })
   .refine((text) => normalisePrefix(text) !== undefined, {
     error: 'expected an http(s) URL prefix (scheme and host, no credentials, query or fragment)',
