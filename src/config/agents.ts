@@ -45,7 +45,6 @@ const agentSettings = z.strictObject({
 
 export const agentsSection = z.record(agentName, agentSettings).default({});
 
-export type AgentSettings = z.output<typeof agentSettings>;
 export type AgentsSettings = z.output<typeof agentsSection>;
 
 const ASK = /^ask_(.+)$/;

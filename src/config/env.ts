@@ -232,8 +232,6 @@ export type Env<N extends Need = 'all'> = AnyEnv & {
   [K in (typeof NEEDED)[N][number]]-?: NonNullable<AnyEnv[K]>;
 };
 
-export type LogLevel = AnyEnv['LOG_LEVEL'];
-
 interface LoadEnvOptions<N extends Need> {
   /** Default `all`. */
   need?: N;

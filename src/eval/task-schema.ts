@@ -174,7 +174,6 @@ const expectSpec = z.strictObject({
     })
     .default({ needed: [] }),
 });
-export type ExpectSpec = z.output<typeof expectSpec>;
 
 const minefield = z
   .strictObject({

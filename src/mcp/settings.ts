@@ -139,7 +139,6 @@ function ambiguousServerNames(names: readonly string[]): Array<[string, string]>
 
 export type McpSettings = z.output<typeof mcpSettings>;
 export type McpServerSettings = z.output<typeof serverSettings>;
-export type McpToolOverride = z.output<typeof toolOverride>;
 
 /** A server that may serve write tools, or a tool made a write, needs someone to approve its calls. */
 export function mcpApproverProblems(

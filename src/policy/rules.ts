@@ -64,7 +64,6 @@ const breakGlassSchema = z.strictObject({
     .regex(/^[CG][A-Z0-9]{2,}$/, { error: 'expected a Slack channel id such as C0AUDIT' })
     .optional(),
 });
-export type BreakGlassSpec = z.output<typeof breakGlassSchema>;
 
 const ASK_ONLY = [
   'approvers',

@@ -35,7 +35,6 @@ export const prometheusReply = z.discriminatedUnion('status', [
   z.object({ status: z.literal('error'), errorType: z.string(), error: z.string() }),
 ]);
 
-export type PrometheusReply = z.output<typeof prometheusReply>;
 type Data = z.output<typeof data>;
 
 /** A number as the model should read it: 6 significant digits, or Prometheus's own NaN/±Inf text. */
