@@ -5,8 +5,8 @@
  * env.ts validates the variables with them, src/queue/connection.ts builds clients from the target.
  */
 
-/** One seed node of a cluster. */
-interface SeedNode {
+/** One seed node of a cluster. Exported for the build's .d.ts: env.ts's exported schemas infer it. */
+export interface SeedNode {
   host: string;
   port: number;
 }

@@ -91,8 +91,11 @@ export type CalendarView =
   | { kind: 'read'; intervals: readonly Interval[]; readAt: number }
   | { kind: 'unknown'; why: string };
 
-/** Mutable on purpose: the refresher (src/policy/calendar/refresher.ts) replaces `current`. */
-interface CalendarCell {
+/**
+ * Mutable on purpose: the refresher (src/policy/calendar/refresher.ts) replaces `current`. Exported for the
+ * build's .d.ts: config/policy.ts's exported schema infers it.
+ */
+export interface CalendarCell {
   current: CalendarView;
 }
 
