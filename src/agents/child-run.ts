@@ -12,7 +12,7 @@ import { UNTRUSTED_CONTENT_RULES } from '../tools/system-prompt.js';
 import type { AgentDefinition } from './catalog.js';
 
 /** Stable for an agent under one policy (a prefix servers cache); the time is a note in the question. */
-export function childSystemPrompt(agent: AgentDefinition, toolNames: readonly string[]): string {
+function childSystemPrompt(agent: AgentDefinition, toolNames: readonly string[]): string {
   const role = `You are "${agent.name}", a sub-agent of loopgate. Another agent handed you the task in the next message. Your final answer goes back to that agent, not to a person: make it complete and factual, with what you found (and where), what you did, and what you could not do.
 - Use your tools when facts are needed. Tools that change something or notify people wait for a human approver in the team's Slack thread; never claim a change happened unless its tool result says it succeeded. If a call was rejected or failed, say so.
 - If a tool result is an error, read its message: fix the arguments or try another approach instead of repeating the same call.`;
@@ -24,7 +24,7 @@ export function childSystemPrompt(agent: AgentDefinition, toolNames: readonly st
   ].join('\n\n');
 }
 
-export function childQuestion(call: Pick<DelegatedCall, 'task' | 'context'>): string {
+function childQuestion(call: Pick<DelegatedCall, 'task' | 'context'>): string {
   return call.context ? `${call.task}\n\nContext from the agent that asked:\n${call.context}` : call.task;
 }
 

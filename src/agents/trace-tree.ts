@@ -7,13 +7,13 @@ import type { RunState } from '../loop/run-state.js';
 import { type TraceView, timingsFromTrace, traceFromRunState } from '../slack/trace.js';
 import type { TraceEntry } from '../store/records.js';
 
-export interface TraceSource {
+interface TraceSource {
   loadRun(runId: string): Promise<{ state: RunState } | null>;
   readTrace(runId: string): Promise<TraceEntry[]>;
 }
 
 /** Levels of sub-agents shown below the run (deeper children are named, not loaded). */
-export const TRACE_TREE_DEPTH = 4;
+const TRACE_TREE_DEPTH = 4;
 
 /** The trace of `state` (whose trace entries are `entries`) with its children's traces nested. */
 export async function traceTree(

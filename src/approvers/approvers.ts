@@ -13,11 +13,11 @@ export const approverId = z
   .regex(/^[UWS][A-Z0-9]{2,}$/, { error: 'expected a Slack user id (U…/W…) or user group id (S…)' });
 
 /** Approvers named directly (users and groups), stored beside on-call sources. */
-export const approverIdsSchema = z.strictObject({ users: z.array(z.string()), groups: z.array(z.string()) });
-export type ApproverIdSets = z.infer<typeof approverIdsSchema>;
+const approverIdsSchema = z.strictObject({ users: z.array(z.string()), groups: z.array(z.string()) });
+type ApproverIdSets = z.infer<typeof approverIdsSchema>;
 
 /** An on-call source and who decides when it cannot say who is on call (never "anyone"). */
-export const oncallApproverSchema = z.strictObject({
+const oncallApproverSchema = z.strictObject({
   source: oncallSourceSchema,
   fallback: approverIdsSchema,
 });
@@ -32,7 +32,7 @@ export const approversSchema = z.strictObject({
 export type Approvers = z.infer<typeof approversSchema>;
 
 /** Splits Slack ids into users and groups (ids starting with S are user groups). */
-export const splitIds = (ids: readonly string[]): ApproverIdSets => ({
+const splitIds = (ids: readonly string[]): ApproverIdSets => ({
   users: ids.filter((id) => !id.startsWith('S')),
   groups: ids.filter((id) => id.startsWith('S')),
 });
@@ -66,7 +66,7 @@ const oncallInput = z
 const oncallEntry = z.strictObject({ oncall: oncallInput }).transform((e) => e.oncall);
 
 /** One entry of an `approvers` list: a Slack id, or an on-call source with its fallback. */
-export const approverEntry = z.union([approverId, oncallEntry], {
+const approverEntry = z.union([approverId, oncallEntry], {
   error: 'expected a Slack user id (U…/W…), user group id (S…) or { oncall: {...} }',
 });
 export type ApproverEntry = z.output<typeof approverEntry>;

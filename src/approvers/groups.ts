@@ -10,7 +10,7 @@ export interface GroupMembers {
   has(groupId: string, userId: string): Promise<boolean>;
 }
 
-export interface GroupMembersOptions {
+interface GroupMembersOptions {
   lookup: (groupId: string) => Promise<string[]>;
   clock: Clock;
   /** How long a group's member list is trusted. Default 5 minutes. */

@@ -28,7 +28,7 @@ export interface ApproverLookups {
   oncall?: OncallRoster | undefined;
 }
 
-export type ApproverVerdict = { ok: true } | { ok: false; reason: 'not_approver' | 'lookup_failed' };
+type ApproverVerdict = { ok: true } | { ok: false; reason: 'not_approver' | 'lookup_failed' };
 
 /** An on-call source as resolved now: who is on call, or why nobody is and who decides instead. */
 export type OncallShown =

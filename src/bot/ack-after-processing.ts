@@ -12,7 +12,7 @@
 import type { App, Receiver, ReceiverEvent } from '@slack/bolt';
 
 /** An Events API delivery (`event_callback`), as opposed to interactivity and commands. */
-export function isEventCallback(body: ReceiverEvent['body']): boolean {
+function isEventCallback(body: ReceiverEvent['body']): boolean {
   return body.type === 'event_callback';
 }
 

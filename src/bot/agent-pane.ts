@@ -15,7 +15,7 @@ import type { BotContext } from './context.js';
 import type { AssistantThreadEvent } from './slack-payloads.js';
 
 /** Slack's thread title is short; a longer question is cut with an ellipsis. */
-export const TITLE_CHARS = 80;
+const TITLE_CHARS = 80;
 
 /** The conversation the person looks at, when it is one (not the pane's own DM). */
 function viewingOf(event: AssistantThreadEvent, teamId: string): Viewing | null {

@@ -46,12 +46,12 @@ import { botSlack } from './slack-calls.js';
 
 export const EVENTS_PATH = '/slack/events';
 
-export type BotEnv = Pick<
+type BotEnv = Pick<
   Env<'bot'>,
   'SLACK_BOT_TOKEN' | 'SLACK_SIGNING_SECRET' | 'SLACK_APP_TOKEN' | 'SLACK_API_URL' | 'PORT'
 >;
 
-export interface BotAppDeps {
+interface BotAppDeps {
   env: BotEnv;
   policy: Policy;
   /** The run store (createStore over a `store` connection). */

@@ -38,7 +38,7 @@ export type Card = NonNullable<ApprovalRecord['card']>;
  * was asked, its approvers, quorum, self-approval, rule and grant offer are the new rule's, and
  * `quorumInForce` is the quorum the decision must be counted against (`quorumAsked`: the card's).
  */
-export type ClickCheck =
+type ClickCheck =
   | { ok: true; record: ApprovalRecord; card: Card; quorumInForce?: number; quorumAsked?: number }
   | { ok: false; message: string };
 

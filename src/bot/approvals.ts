@@ -51,7 +51,7 @@ export async function tellClicker(ctx: BotContext, target: ClickTarget, text: st
 }
 
 /** `note`: what the decider is told although their decision counted (a quorum still short). */
-export type Outcome = { recorded: true; note?: string } | { recorded: false; message: string };
+type Outcome = { recorded: true; note?: string } | { recorded: false; message: string };
 
 /**
  * Records `decision` (first decision wins). When this decision won, the run's resume is queued (retried

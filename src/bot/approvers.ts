@@ -14,9 +14,7 @@ import type { ApprovalRecord } from '../store/index.js';
 
 export type Decision = 'approve' | 'reject';
 
-export type Verdict =
-  | { ok: true }
-  | { ok: false; reason: 'not_approver' | 'self_approval' | 'lookup_failed' };
+type Verdict = { ok: true } | { ok: false; reason: 'not_approver' | 'self_approval' | 'lookup_failed' };
 
 /**
  * May `userId` take `decision` on this approval? Its approvers are those the policy named when it was

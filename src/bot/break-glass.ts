@@ -28,14 +28,14 @@ import type { ClickTarget } from './slack-payloads.js';
 
 type Available = Extract<ReturnType<typeof breakGlassInForce>, { kind: 'available' }>;
 
-export type BreakGlassCheck =
+type BreakGlassCheck =
   | { ok: true; record: ApprovalRecord; card: Card; inForce: Available }
   | { ok: false; message: string };
 
 const refuse = (message: string): BreakGlassCheck => ({ ok: false, message });
 
 /** The checks of a Break glass click or submission, at `ctx.clock.now()`. */
-export async function checkBreakGlass(
+async function checkBreakGlass(
   ctx: Pick<BotContext, 'store' | 'policy' | 'groups' | 'oncall' | 'clock' | 'slack' | 'channelFacts'>,
   click: ApprovalClick,
 ): Promise<BreakGlassCheck> {
@@ -108,7 +108,7 @@ export async function breakGlassClicked(ctx: BotContext, target: ClickTarget): P
 }
 
 /** What the form shows after a submission: field errors, a notice instead of the form, or nothing (closed). */
-export type BreakGlassAnswer = { errors: Record<string, string> } | { notice: string } | null;
+type BreakGlassAnswer = { errors: Record<string, string> } | { notice: string } | null;
 
 /** The form was submitted: check the fields, check everything again, decide, announce. */
 export async function breakGlassSubmitted(
@@ -174,7 +174,7 @@ function announce(
 }
 
 /** The announcement, as people read it. */
-export function announcement(
+function announcement(
   record: Pick<ApprovalRecord, 'tool' | 'requester' | 'runId'>,
   inForce: Pick<Available, 'rule' | 'freezes'>,
   by: string,

@@ -24,7 +24,7 @@ type Answer = 'granted' | 'refused';
 const NOTHING = 'Nothing was changed.';
 
 /** Why this ask can no longer be answered, or null while it is open. */
-export function closedBudgetText(record: BudgetAskRecord, now: number): string | null {
+function closedBudgetText(record: BudgetAskRecord, now: number): string | null {
   const by = record.decidedBy ? ` by ${userMention(record.decidedBy)}` : '';
   const at = record.decidedAt === undefined ? '' : ` ${slackDate(record.decidedAt)}`;
   switch (record.status) {

@@ -17,7 +17,7 @@ import { escapeMrkdwn } from '../slack/mrkdwn.js';
 import type { ApprovalRecord } from '../store/index.js';
 import type { Decision } from './approvers.js';
 
-export type ChannelAtClick =
+type ChannelAtClick =
   | { kind: 'refused'; message: string }
   /** `record` as the channel judges it now (its approvers replaced when the channel names some). */
   | { kind: 'judged'; record: ApprovalRecord };

@@ -15,7 +15,7 @@ import { approvalLine, approvalsFor, lineSections, runLine } from './summaries.j
 
 export const SLASH_COMMAND = '/loopgate';
 
-export interface CommandReply {
+interface CommandReply {
   response_type: 'ephemeral';
   text: string;
   blocks: KnownBlock[];
@@ -31,7 +31,7 @@ const reply = (text: string, blocks: KnownBlock[] = [section(text)]): CommandRep
   blocks,
 });
 
-export const HELP_TEXT = [
+const HELP_TEXT = [
   '*loopgate* answers questions in threads, and asks an approver before it changes anything.',
   '• Mention me in a channel, or send me a direct message, to ask something. Reply in the thread to follow up.',
   '• `/loopgate status`: the runs of this channel (working, waiting for whom, finished).',
@@ -121,4 +121,4 @@ async function cancel(
   ]);
 }
 
-export const CANNOT_CANCEL = 'You cannot cancel that run, or it does not exist.';
+const CANNOT_CANCEL = 'You cannot cancel that run, or it does not exist.';

@@ -14,7 +14,7 @@ import type { BotContext } from './context.js';
 import type { ClickTarget } from './slack-payloads.js';
 
 /** Feedback as the trace shows it. */
-export const feedbackOfTrace = (records: readonly FeedbackRecord[]): TraceFeedback[] =>
+const feedbackOfTrace = (records: readonly FeedbackRecord[]): TraceFeedback[] =>
   records.map((r) => ({
     userId: r.userId,
     value: r.value,

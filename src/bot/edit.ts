@@ -37,7 +37,7 @@ import type { ClickTarget } from './slack-payloads.js';
 import { unconfirmedDecisionText } from './unconfirmed-decision.js';
 
 /** What the form shows after a submission: field errors, a notice instead of the form, or nothing (closed). */
-export type EditAnswer = { errors: Record<string, string> } | { notice: string } | null;
+type EditAnswer = { errors: Record<string, string> } | { notice: string } | null;
 
 const MAX_FORM_JSON = 3_000;
 

@@ -20,7 +20,7 @@ import { classifyMessage, type Inbound } from './inbound.js';
 import { withRetries } from './retry.js';
 import type { MessageEvent } from './slack-payloads.js';
 
-export interface ReceivedMessage {
+interface ReceivedMessage {
   event: MessageEvent;
   eventId: string;
   teamId: string;
@@ -30,13 +30,13 @@ export interface ReceivedMessage {
 }
 
 /** Slack redelivers an unacknowledged event up to three times (X-Slack-Retry-Num 1 to 3). */
-export const LAST_SLACK_RETRY = 3;
+const LAST_SLACK_RETRY = 3;
 
 /**
  * Longest time from an event's arrival to its answer when its job cannot be queued: under Slack's 3 s,
  * with room for the network, so that Slack sees an error (and delivers again) rather than a timeout.
  */
-export const QUEUE_DEADLINE_MS = 2_500;
+const QUEUE_DEADLINE_MS = 2_500;
 
 /** Waits between attempts to add a start job while Redis fails; all of them end well within the deadline. */
 const QUEUE_RETRY_DELAYS_MS = [50, 150, 300, 600];
@@ -52,7 +52,7 @@ export class NotQueuedError extends LoopgateError {
   }
 }
 
-export function channelAllowed(ctx: Pick<BotContext, 'policy'>, channelId: string): boolean {
+function channelAllowed(ctx: Pick<BotContext, 'policy'>, channelId: string): boolean {
   const allow = ctx.policy.channels.allow;
   return allow.length === 0 || allow.includes(channelId);
 }

@@ -10,12 +10,7 @@ import { isRunId, StoreError } from '../store/index.js';
 import type { BotContext } from './context.js';
 import type { ClickTarget } from './slack-payloads.js';
 
-export type FeedbackOutcome =
-  | 'recorded'
-  | 'already_given'
-  | 'unknown_run'
-  | 'other_conversation'
-  | 'unreadable';
+type FeedbackOutcome = 'recorded' | 'already_given' | 'unknown_run' | 'other_conversation' | 'unreadable';
 
 const GONE_TEXT =
   'I cannot record feedback on this answer any more (finished runs are kept for a limited time).';

@@ -117,7 +117,7 @@ export async function grantSubmitted(ctx: BotContext, userId: string, view: unkn
 }
 
 /** Whether `userId` may revoke `grant`: its grantor, or an approver of the call it was granted with. */
-export async function mayRevoke(ctx: BotContext, grant: Grant, userId: string): Promise<boolean> {
+async function mayRevoke(ctx: BotContext, grant: Grant, userId: string): Promise<boolean> {
   if (grant.grantedBy === userId) return true;
   return (await isApprover(grant.approvers, userId, ctx).catch(() => ({ ok: false }))).ok;
 }

@@ -6,7 +6,7 @@
 import type { CustomRoute } from '@slack/bolt';
 import type { RunsQueue } from '../queue/index.js';
 
-export interface Pingable {
+interface Pingable {
   ping(): Promise<string>;
 }
 

@@ -37,7 +37,7 @@ function approvalButtons(approval: ApprovalRecord): KnownBlock {
   ]);
 }
 
-export async function homeBlocks(
+async function homeBlocks(
   ctx: BotContext,
   teamId: string,
   userId: string,

@@ -10,7 +10,7 @@
  */
 import type { MessageEvent } from './slack-payloads.js';
 
-export type MessageKind = 'mention' | 'dm' | 'thread_reply';
+type MessageKind = 'mention' | 'dm' | 'thread_reply';
 
 export type Inbound =
   | {
@@ -33,7 +33,7 @@ const HUMAN_SUBTYPES: ReadonlySet<string> = new Set(['thread_broadcast', 'file_s
 
 const ignore = (reason: string): Inbound => ({ take: false, reason });
 
-export function mentionsBot(text: string, botUserId: string): boolean {
+function mentionsBot(text: string, botUserId: string): boolean {
   return text.includes(`<@${botUserId}>`) || text.includes(`<@${botUserId}|`);
 }
 

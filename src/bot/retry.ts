@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
-export interface RetryOptions {
+interface RetryOptions {
   /** Waits before each retry; as many retries as delays. */
   delaysMs: readonly number[];
   /** False for errors that another attempt cannot fix (they are rethrown at once). Default: all retry. */

@@ -15,7 +15,7 @@ import { mayCancel, requestRunCancel } from './cancel.js';
 import type { BotContext } from './context.js';
 import type { AgentSessionStopped } from './slack-payloads.js';
 
-export interface ReceivedStop {
+interface ReceivedStop {
   event: AgentSessionStopped;
   eventId: string;
   teamId: string;
@@ -23,7 +23,7 @@ export interface ReceivedStop {
   retryNum: number | undefined;
 }
 
-export type StopOutcome = 'cancelled' | 'no_active_run' | 'already_ended' | 'not_allowed';
+type StopOutcome = 'cancelled' | 'no_active_run' | 'already_ended' | 'not_allowed';
 
 export const CANNOT_STOP_TEXT =
   'You cannot stop this run: only the person who asked, or an approver of its tools, can. It goes on.';

@@ -51,7 +51,7 @@ export const blockActionSchema = z.looseObject({
   /** Set for clicks in a view: App Home (`type: home`) or a modal. */
   view: z.looseObject({ type: z.string() }).optional(),
 });
-export type BlockAction = z.infer<typeof blockActionSchema>;
+type BlockAction = z.infer<typeof blockActionSchema>;
 
 /** A submitted modal (`view_submission`); the view itself is parsed by its own builder's parser. */
 export const viewSubmissionSchema = z.looseObject({

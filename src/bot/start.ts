@@ -22,7 +22,7 @@ const DAY_MS = 86_400_000;
 /** Longest graceful shutdown before the process exits anyway. */
 export const BOT_SHUTDOWN_LIMIT_MS = 10_000;
 
-export interface StartBotOptions {
+interface StartBotOptions {
   /** Share the registry of another part of the process (`npm start`); else the bot makes its own. */
   metrics?: Metrics;
   /** A tracer made already (null: tracing off); else the bot starts one when OTEL_* asks for it. */

@@ -22,9 +22,9 @@ const WHERE: Record<SlackTokenVariable, string> = {
     "an app-level token (xapp-…) with connections:write from the app's Basic Information page, with Socket Mode on",
 };
 
-export type SlackTokenVariable = 'SLACK_BOT_TOKEN' | 'SLACK_APP_TOKEN';
+type SlackTokenVariable = 'SLACK_BOT_TOKEN' | 'SLACK_APP_TOKEN';
 
-export class SlackTokenRefused extends LoopgateError {
+class SlackTokenRefused extends LoopgateError {
   constructor(
     readonly variable: SlackTokenVariable,
     readonly slackError: string,

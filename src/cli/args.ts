@@ -10,7 +10,7 @@ type Parsed<O extends Options> = ReturnType<
   typeof parseArgs<{ options: O & typeof HELP; allowPositionals: true; strict: true }>
 >;
 
-export interface ParsedCommandLine<O extends Options> {
+interface ParsedCommandLine<O extends Options> {
   values: Parsed<O>['values'];
   positionals: string[];
 }

@@ -7,7 +7,7 @@ import type { StoreContext } from '../store/context.js';
 import { decode } from '../store/decode.js';
 import { type AuditEntry, auditEntrySchema, hashFromPairs } from '../store/index.js';
 
-export interface AuditRecord {
+interface AuditRecord {
   /** The stream entry id, `<ms>-<seq>`. */
   id: string;
   entry: AuditEntry;

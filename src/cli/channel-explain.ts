@@ -28,7 +28,7 @@ export function channelFactsOf(text: string): ChannelFacts | null {
 const isGated = (policy: Pick<Policy, 'tools' | 'mcp'>, tool: string) =>
   enabledGatedTools(policy).some((t) => t === tool || (t.endsWith('__') && tool.startsWith(t)));
 
-export interface ChannelExplanation {
+interface ChannelExplanation {
   channel: string;
   scope: ChannelScope;
   /** Why the tool is not offered there, or null. */

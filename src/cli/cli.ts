@@ -11,7 +11,7 @@ import type { CliContext, Command, CommandEntry } from './command.js';
 import { EXIT, UsageError } from './errors.js';
 import { write } from './format.js';
 
-export const COMMANDS: readonly CommandEntry[] = [
+const COMMANDS: readonly CommandEntry[] = [
   {
     name: 'init',
     summary: 'write .env and a starter loopgate.yaml (Socket Mode by default; flags or prompts)',
@@ -76,7 +76,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
 ];
 
-export const MAIN_HELP = `Usage: loopgate <command> [options]
+const MAIN_HELP = `Usage: loopgate <command> [options]
 
 Inspect a loopgate installation from a terminal. Reads REDIS_URL (or REDIS_CLUSTER_NODES, REDIS_TLS),
 REDIS_USERNAME, REDIS_PASSWORD, LOOPGATE_PREFIX and RETENTION_DAYS from the environment (and from .env
@@ -88,7 +88,7 @@ ${COMMANDS.map((c) => `  ${c.name.padEnd(14)}${c.summary}`).join('\n')}
 Run 'loopgate <command> --help' for a command's options, 'loopgate --version' for the version.
 Exit status: 0 ok, 1 error, 2 wrong usage.`;
 
-export interface CliIo {
+interface CliIo {
   stdout: Writable;
   stderr: Writable;
   env: Readonly<Record<string, string | undefined>>;

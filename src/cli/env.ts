@@ -15,8 +15,6 @@ const CLI_VARS = [
   'RETENTION_DAYS',
 ] as const;
 
-export type CliEnv = ReturnType<typeof loadCliEnv>;
-
 /**
  * Validates the variables the CLI's Redis commands use; empty values count as unset.
  * @throws ConfigError naming each bad variable and what it expects.

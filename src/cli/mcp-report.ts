@@ -10,7 +10,7 @@ import { memoryCallDefinitions } from '../mcp/call-definitions.js';
 import { McpSource, type ServerReport, type ToolRow } from '../mcp/mcp-source.js';
 import { shorten } from './format.js';
 
-export interface McpListing {
+interface McpListing {
   servers: Record<string, ServerReport>;
   tools: ToolRow[];
   /** Servers that could not be reached and tools taking another tool's name. */

@@ -18,7 +18,7 @@ import type { ApprovalRecord, Store } from '../store/index.js';
 import { auditBetween } from './audit-range.js';
 import { utc } from './format.js';
 
-export interface ReplayedCall {
+interface ReplayedCall {
   approvalId: string;
   runId: string;
   tool: string;
@@ -33,7 +33,7 @@ export interface ReplayedCall {
   changes: Change[];
 }
 
-export interface ReplayReport {
+interface ReplayReport {
   from: number;
   to: number;
   /** Calls decided again (changed or not). */
@@ -48,7 +48,7 @@ export interface ReplayReport {
 const BATCH = 200;
 
 /** Whether the proposed policy offers `tool` at all: a built-in or custom tool it enables, or an MCP server's. */
-export function offers(policy: Policy, tool: string): boolean {
+function offers(policy: Policy, tool: string): boolean {
   if (Object.hasOwn(policy.tools, tool) && (policy.tools as Record<string, unknown>)[tool] !== undefined) {
     return true;
   }
@@ -56,7 +56,7 @@ export function offers(policy: Policy, tool: string): boolean {
   return Object.keys(policy.mcp?.servers ?? {}).some((server) => tool.startsWith(`${server}__`));
 }
 
-export function replayRecord(proposed: Policy, record: ApprovalRecord): ReplayedCall {
+function replayRecord(proposed: Policy, record: ApprovalRecord): ReplayedCall {
   const recorded = recordedOutcome(record);
   const next = proposedOutcome(
     // Judged at the moment it was asked: freezes then, not now.

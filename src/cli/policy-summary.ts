@@ -18,7 +18,7 @@ import { rulesFor } from '../policy/gate.js';
 import { describeLimits, type SlackRateLimits } from '../slack/rate/limits.js';
 import { duration } from './format.js';
 
-export interface PolicySummary {
+interface PolicySummary {
   ok: true;
   source: string;
   /** null: the environment's OPENAI_MODEL decides. */

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { ConfigProblem } from './errors.js';
 
 /** An agent's name: its tool is `ask_<name>`, which must be a valid function name for the model. */
-export const agentName = z.string().regex(/^[a-z][a-z0-9_]{0,39}$/, {
+const agentName = z.string().regex(/^[a-z][a-z0-9_]{0,39}$/, {
   error: 'expected a lowercase name of letters, digits and _ (at most 40)',
 });
 
@@ -31,7 +31,7 @@ const agentBudgets = z.strictObject({
     .optional(),
 });
 
-export const agentSettings = z.strictObject({
+const agentSettings = z.strictObject({
   /** Written for the parent's model: what the agent is good for (the tool's description). */
   description: z.string().trim().min(1, { error: 'required: what the agent is for' }).max(1_000),
   /** The agent's own system prompt. */
@@ -45,7 +45,6 @@ export const agentSettings = z.strictObject({
 
 export const agentsSection = z.record(agentName, agentSettings).default({});
 
-export type AgentSettings = z.output<typeof agentSettings>;
 export type AgentsSettings = z.output<typeof agentsSection>;
 
 const ASK = /^ask_(.+)$/;

@@ -32,7 +32,7 @@ export const budgetExtendSection = z.strictObject({
   approvers: approverList.min(1, { error: 'expected at least one approver (or omit the key)' }).optional(),
 });
 
-export type BudgetExtendSettings = z.output<typeof budgetExtendSection>;
+type BudgetExtendSettings = z.output<typeof budgetExtendSection>;
 
 /** Problems a valid `budgets.extend` can still have against the rest of the policy. */
 export function budgetExtendProblems(

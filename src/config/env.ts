@@ -202,7 +202,7 @@ const VARS = {
   }),
 } as const;
 
-export type VarName = keyof typeof VARS;
+type VarName = keyof typeof VARS;
 /** Every variable loopgate reads, in the order errors list them (docs are checked against it). */
 export const ENV_VAR_NAMES = Object.keys(VARS) as readonly VarName[];
 
@@ -232,9 +232,7 @@ export type Env<N extends Need = 'all'> = AnyEnv & {
   [K in (typeof NEEDED)[N][number]]-?: NonNullable<AnyEnv[K]>;
 };
 
-export type LogLevel = AnyEnv['LOG_LEVEL'];
-
-export interface LoadEnvOptions<N extends Need> {
+interface LoadEnvOptions<N extends Need> {
   /** Default `all`. */
   need?: N;
   /**

@@ -6,7 +6,7 @@
  */
 
 /** The window assumed for a model not listed below: small enough for any current chat model. */
-export const DEFAULT_CONTEXT_TOKENS = 128_000;
+const DEFAULT_CONTEXT_TOKENS = 128_000;
 
 const KNOWN: Readonly<Record<string, number>> = {
   'gpt-4.1': 1_047_576,
@@ -35,7 +35,7 @@ const KNOWN: Readonly<Record<string, number>> = {
  * provider prefix (`openai/gpt-4o`) ignored; the longest listed name that matches wins. Undefined for
  * a model not listed.
  */
-export function knownContextTokens(model: string): number | undefined {
+function knownContextTokens(model: string): number | undefined {
   const name = model.slice(model.lastIndexOf('/') + 1).toLowerCase();
   let best: string | undefined;
   for (const known of Object.keys(KNOWN)) {

@@ -11,15 +11,15 @@ import { contextTokensOf } from './model-windows.js';
 import type { Policy } from './policy.js';
 
 /** Bytes of one long result kept for read_result, and of all of a run's, unless the policy says. */
-export const DEFAULT_STORED_RESULT_BYTES = 1_000_000;
-export const DEFAULT_STORED_BYTES_PER_RUN = 4_000_000;
+const DEFAULT_STORED_RESULT_BYTES = 1_000_000;
+const DEFAULT_STORED_BYTES_PER_RUN = 4_000_000;
 
 /**
  * The context limits of a run: the smallest window among the primary model (`model` when the policy
  * names none, i.e. OPENAI_MODEL) and its fallbacks, since any of them may be sent the same request;
  * a summary of at most a twentieth of it (256 to 4096 tokens).
  */
-export function contextLimitsFromPolicy(policy: Policy, model = ''): ContextLimits {
+function contextLimitsFromPolicy(policy: Policy, model = ''): ContextLimits {
   const primary = policy.model.name ?? model;
   const windows = [
     contextTokensOf(primary, policy.model.contextTokens),

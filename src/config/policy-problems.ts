@@ -29,7 +29,7 @@ function typeMismatchOnly(branch: readonly Issue[]): boolean {
   return branch.every((i) => i.code === 'invalid_type' && i.path.length === 0);
 }
 
-export interface ProblemOptions {
+interface ProblemOptions {
   /** Known keys of strict objects by key path, to suggest names in "unknown key" problems. */
   knownKeys?: Readonly<Record<string, readonly string[]>>;
 }

@@ -241,7 +241,7 @@ const toolsSection = z.strictObject({
 });
 
 /** Built-in tool keys of `tools:`; `search_runbooks` enables `read_runbook` too. */
-export const TOOL_KEYS = Object.keys(toolsSection.shape) as Array<keyof typeof toolsSection.shape>;
+const TOOL_KEYS = Object.keys(toolsSection.shape) as Array<keyof typeof toolsSection.shape>;
 
 /** A `custom:` string names a file when it looks like one (`./x.ts`, `/a/x.js`, `x.mjs`), else a package. */
 const looksLikePath = (text: string) =>
@@ -467,7 +467,7 @@ function yamlProblems(text: string): { data: unknown; problems: ConfigProblem[] 
   return { data: doc.toJS() ?? {}, problems: [] };
 }
 
-export interface ParsePolicyOptions {
+interface ParsePolicyOptions {
   /** Where secrets named by the policy must exist; default `process.env`. */
   env?: Readonly<Record<string, string | undefined>>;
   /** Directory that relative paths are resolved against; default the working directory. */

@@ -5,7 +5,7 @@
  * env.ts validates the variables with them, src/queue/connection.ts builds clients from the target.
  */
 
-/** One seed node of a cluster. */
+/** One seed node of a cluster. Exported for the build's .d.ts: env.ts's exported schemas infer it. */
 export interface SeedNode {
   host: string;
   port: number;
@@ -16,7 +16,7 @@ export type RedisTarget =
   | { kind: 'cluster'; nodes: SeedNode[]; tls: boolean; username?: string; password?: string };
 
 /** The validated variables a target is built from (see env.ts). */
-export interface RedisVars {
+interface RedisVars {
   REDIS_URL: string;
   REDIS_CLUSTER_NODES?: SeedNode[] | undefined;
   REDIS_TLS?: boolean | undefined;

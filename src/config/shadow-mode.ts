@@ -9,7 +9,7 @@
 import type { Policy } from './policy.js';
 import { ownModeOf } from './policy-limits.js';
 
-export type ShadowPolicy = Pick<Policy, 'approvals' | 'channels' | 'tools' | 'custom' | 'mcp'>;
+type ShadowPolicy = Pick<Policy, 'approvals' | 'channels' | 'tools' | 'custom' | 'mcp'>;
 
 /**
  * Why a gated call of `tool` asked from `channelId` (absent: any channel) is in shadow mode, as people
@@ -25,7 +25,7 @@ export function shadowReason(policy: ShadowPolicy, tool: string, channelId?: str
 }
 
 /** The decision reason stored on a shadow call's approval record (and told to the model). */
-export const SHADOW_REASON_PREFIX = 'shadow mode';
+const SHADOW_REASON_PREFIX = 'shadow mode';
 
 export function shadowDecisionReason(why: string): string {
   return `${SHADOW_REASON_PREFIX} (${why}): not executed`;

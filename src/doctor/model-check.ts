@@ -29,7 +29,7 @@ export interface ModelCheckInput {
   timeoutMs?: number;
 }
 
-export interface ToolCallCheck {
+interface ToolCallCheck {
   tool: string;
   /** The arguments are JSON. */
   json: boolean;

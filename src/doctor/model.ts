@@ -11,7 +11,7 @@ import { type CheckResult, fail, ok, warn } from './types.js';
 export type ModelCheck = (input: ModelCheckInput) => Promise<CheckResult>;
 
 /** The doctor's line for a check report: where the server is, what it said and what to change. */
-export function modelCheckLine(r: ModelCheckReport, configuredBaseUrl: string | undefined): CheckResult {
+function modelCheckLine(r: ModelCheckReport, configuredBaseUrl: string | undefined): CheckResult {
   const name = `model ${r.model}`;
   const where = configuredBaseUrl === undefined ? 'OpenAI' : `OPENAI_BASE_URL ${r.baseURL}`;
   const tools = `the policy's ${r.tools} tool${r.tools === 1 ? '' : 's'}`;

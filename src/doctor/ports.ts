@@ -2,7 +2,7 @@
 import { createServer } from 'node:net';
 import { type CheckResult, fail, ok, warn } from './types.js';
 
-export interface PortToCheck {
+interface PortToCheck {
   variable: string;
   port: number;
   serves: string;

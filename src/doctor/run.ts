@@ -19,7 +19,7 @@ import { slackCaller } from './slack-api.js';
 import { slackChecks } from './slack-checks.js';
 import { type CheckResult, fail, ok, skip } from './types.js';
 
-export interface DoctorOptions {
+interface DoctorOptions {
   /** The environment, `.env` already filled in. */
   env: Readonly<Record<string, string | undefined>>;
   /** Policy path; default LOOPGATE_CONFIG, else ./loopgate.yaml. */

@@ -12,9 +12,9 @@ const slackAnswer = z.looseObject({
   provided: z.string().optional(),
 });
 
-export type SlackAnswer = z.output<typeof slackAnswer>;
+type SlackAnswer = z.output<typeof slackAnswer>;
 
-export interface SlackReply {
+interface SlackReply {
   body: SlackAnswer;
   /** The token's granted scopes from `x-oauth-scopes`; null when Slack sent no such header. */
   scopes: string[] | null;
@@ -71,7 +71,7 @@ export function slackCaller(apiUrl: string, botToken: string, timeoutMs = 10_000
 }
 
 /** The innermost message of a fetch failure (`connect ECONNREFUSED 127.0.0.1:1`). */
-export function reasonOf(error: unknown): string {
+function reasonOf(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const cause = error.cause;
   return cause instanceof Error ? cause.message : error.message;

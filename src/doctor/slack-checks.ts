@@ -7,7 +7,7 @@ import { type SlackCaller, SlackUnreachable, slackError } from './slack-api.js';
 import { type CheckResult, fail, ok, skip, warn } from './types.js';
 
 /** A scope and the feature that needs it. */
-export interface NeededScope {
+interface NeededScope {
   scope: string;
   why: string;
 }
@@ -46,7 +46,7 @@ export function policyApprovers(policy: Policy): string[] {
 }
 
 /** The channels the policy names: where the bot answers, where post_message writes, channel prompts. */
-export function policyChannels(policy: Policy): string[] {
+function policyChannels(policy: Policy): string[] {
   return [
     ...new Set([
       ...policy.channels.allow,
@@ -59,7 +59,7 @@ export function policyChannels(policy: Policy): string[] {
 /** Whether any approver list of the policy names an on-call source (its people are found by email). */
 const namesOncall = (policy: Policy) => /"provider":"(pagerduty|opsgenie)"/.test(JSON.stringify(policy));
 
-export function neededScopes(policy: Policy): NeededScope[] {
+function neededScopes(policy: Policy): NeededScope[] {
   const groups = policyApprovers(policy).filter((id) => id.startsWith('S'));
   return [
     ...ALWAYS,
@@ -72,7 +72,7 @@ export function neededScopes(policy: Policy): NeededScope[] {
   ];
 }
 
-export interface SlackCheckInput {
+interface SlackCheckInput {
   policy: Policy;
   slack: SlackCaller;
   /** SLACK_APP_TOKEN: Socket Mode is checked when set. */

@@ -51,7 +51,7 @@ export interface ApprovalContext {
 }
 
 /** What became of one gated call: the decision the engine applies, and a record per round. */
-export interface CallVerdict {
+interface CallVerdict {
   decision: Decision;
   records: AskedApproval[];
 }

@@ -28,7 +28,7 @@ import { type EvalModel, runEval } from './runner.js';
 import { CHECK_PLACEHOLDERS, type LoadedTask, loadSuite, selectTasks } from './suite.js';
 import { renderReport } from './table.js';
 
-export const HELP = `Usage: npm run eval -- [options]
+const HELP = `Usage: npm run eval -- [options]
        npm run eval -- --compare a.json b.json
 
 Runs the eval suite's tasks against models through loopgate's real engine, tools and policy.
@@ -65,7 +65,7 @@ const OPTIONS = {
   compare: { type: 'boolean' },
 } as const;
 
-export interface EvalIo {
+interface EvalIo {
   stdout: ProgressOutput;
   stderr: { write(text: string): unknown };
   env: Record<string, string | undefined>;

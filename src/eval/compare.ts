@@ -23,7 +23,7 @@ export async function readReport(path: string): Promise<Report> {
   return parsed.data;
 }
 
-export interface ModelPair {
+interface ModelPair {
   label: string;
   a: string;
   b: string;
@@ -53,7 +53,7 @@ const statsOf = (r: Report, model: string): Stats | undefined =>
 const plain = (x: number) => x.toFixed(1);
 const whole = (x: number) => String(Math.round(x));
 
-export interface TaskChange {
+interface TaskChange {
   task: string;
   model: string;
   before: string;

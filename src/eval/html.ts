@@ -58,7 +58,7 @@ const scaleY = (box: Box, v: number) => r1(box.height - box.bottom - v * (box.he
 const yTicks = (box: Box): [number, string][] => [0, 0.25, 0.5, 0.75, 1].map((v) => [scaleY(box, v), pct(v)]);
 
 /** Each model a point: mean cost per trial (x) against pass^1 (y), and its pass^k as a ring below. */
-export function successVsCostChart(report: Report): string {
+function successVsCostChart(report: Report): string {
   const box = BOX;
   const costs = report.models.map((m) => m.stats.meanCostUsd);
   const maxCost = Math.max(...costs, 1e-6) * 1.15;
@@ -87,7 +87,7 @@ export function successVsCostChart(report: Report): string {
 }
 
 /** pass^k against k for each model: how reliability falls as more consecutive successes are required. */
-export function passHatChart(report: Report): string {
+function passHatChart(report: Report): string {
   const box = BOX;
   const maxK = Math.max(1, ...report.models.map((m) => m.stats.passHat.length));
   const sx = (k: number) =>
@@ -113,7 +113,7 @@ function cellColour(passes: number, trials: number): string {
   return `hsl(${hue} 70% 85%)`;
 }
 
-export function taskGrid(report: Report): string {
+function taskGrid(report: Report): string {
   const models = report.models.map((m) => m.model);
   const head = `<tr><th>task</th>${models.map((m) => `<th>${escapeHtml(m)}</th>`).join('')}</tr>`;
   const rows = report.tasks.map((t) => {

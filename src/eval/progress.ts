@@ -23,7 +23,7 @@ function describe(r: TrialRecord): string {
   return `${outcomeWord(r)} ${r.model} ${r.task} #${r.trial} (${detail})${failed.length > 0 ? ` failed: ${failed.join(', ')}` : ''}`;
 }
 
-export function bar(done: number, total: number, width: number): string {
+function bar(done: number, total: number, width: number): string {
   const filled = total === 0 ? width : Math.round((done / total) * width);
   return `[${'█'.repeat(filled)}${'░'.repeat(width - filled)}]`;
 }

@@ -95,7 +95,7 @@ function statsOf(records: readonly TrialRecord[], passHat: (number | null)[]): S
 
 const taskPassHat = (n: number, c: number) => Array.from({ length: n }, (_, i) => passHatK(n, c, i + 1));
 
-export interface ReportInput {
+interface ReportInput {
   suite: string;
   trials: number;
   models: readonly string[];

@@ -9,7 +9,7 @@ import { dirname } from 'node:path';
 import { z } from 'zod';
 import { GRADERS } from './graders/grade.js';
 
-export const trialMetrics = z.object({
+const trialMetrics = z.object({
   /** Model calls over every run of the trial. */
   steps: z.number(),
   inputTokens: z.number(),
@@ -40,7 +40,7 @@ export const trialMetrics = z.object({
 });
 export type TrialMetrics = z.output<typeof trialMetrics>;
 
-export const trialRecord = z.object({
+const trialRecord = z.object({
   model: z.string(),
   task: z.string(),
   trial: z.number().int().min(1),
@@ -60,7 +60,7 @@ export type TrialRecord = z.output<typeof trialRecord>;
 export const recordKey = (r: Pick<TrialRecord, 'model' | 'task' | 'trial'>) =>
   `${r.model}\u0000${r.task}\u0000${r.trial}`;
 
-export interface ReadResults {
+interface ReadResults {
   /** The latest record of each key. */
   records: Map<string, TrialRecord>;
   /** Lines that could not be read (a crash mid-write). */

@@ -28,7 +28,7 @@ export interface ProgressSink {
   finish(): void;
 }
 
-export interface RunEvalOptions {
+interface RunEvalOptions {
   suite: Suite;
   tasks: readonly LoadedTask[];
   models: readonly EvalModel[];
@@ -44,7 +44,7 @@ export interface RunEvalOptions {
   prices?: Record<string, ModelPrice>;
 }
 
-export interface EvalRun {
+interface EvalRun {
   /** Every record of the selected models, tasks and trials: those found done, then those run now. */
   records: TrialRecord[];
   /** Trials run now. */
@@ -127,7 +127,7 @@ async function pool(jobs: readonly Job[], options: RunEvalOptions): Promise<Tria
  * (a trial measured with every call asked is not one of the policy deciding, so neither is reused for the
  * other).
  */
-export function taskHashOf(task: LoadedTask, rules: RulesMode | undefined): string {
+function taskHashOf(task: LoadedTask, rules: RulesMode | undefined): string {
   return rules === 'measure' ? `${task.hash}+measure` : task.hash;
 }
 

@@ -24,7 +24,7 @@ function callLine(c: CallRecord): string {
   return `${c.agent ? `[${c.agent}] ` : ''}${c.tool} ${clip(text(c.args), 200)} → ${end}${edited}`;
 }
 
-export function metricsOf(task: LoadedTask, t: Transcript): TrialMetrics {
+function metricsOf(task: LoadedTask, t: Transcript): TrialMetrics {
   const sum = (pick: (r: Transcript['runs'][number]) => number) => t.runs.reduce((s, r) => s + pick(r), 0);
   const everyRun = [...t.runs, ...t.children.map((c) => c.state)];
   return {

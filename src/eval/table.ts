@@ -3,7 +3,7 @@ import { passAt, type Report, type Stats } from './report.js';
 
 export const pct = (x: number | null) => (x === null ? '—' : `${(x * 100).toFixed(0)}%`);
 export const usd = (x: number) => (x === 0 ? '$0' : x >= 0.01 ? `$${x.toFixed(2)}` : `$${x.toFixed(4)}`);
-export const secs = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
+const secs = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
 
 /** Columns padded to their widest cell; numbers right-aligned. */
 export function renderTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
@@ -66,13 +66,13 @@ export function modelTableRows(report: Report): { header: string[]; rows: string
   return { header, rows };
 }
 
-export function modelTable(report: Report): string {
+function modelTable(report: Report): string {
   const { header, rows } = modelTableRows(report);
   return renderTable(header, rows);
 }
 
 /** One row per task: passes over trials by model, and what failed. */
-export function taskTable(report: Report): string {
+function taskTable(report: Report): string {
   const models = report.models.map((m) => m.model);
   const header = ['task', ...models, 'failed graders'];
   const rows = report.tasks.map((t) => {

@@ -9,14 +9,14 @@ const name = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, { error: 'expected l
 const args = z.record(z.string(), z.unknown());
 
 /** A tool call: its tool, and arguments that must contain these values (a subset, compared deeply). */
-export const callMatch = z.strictObject({
+const callMatch = z.strictObject({
   tool: z.string().min(1),
   args: args.optional(),
 });
 export type CallMatch = z.output<typeof callMatch>;
 
 /** A check on the world's final state: a dotted path (`services.payments.prod.restarts`, `pages.length`). */
-export const stateCheck = z
+const stateCheck = z
   .strictObject({
     path: z.string().min(1),
     equals: z.json().optional(),
@@ -46,7 +46,7 @@ const deploy = z.strictObject({
   change: z.string(),
 });
 
-export const serviceEnvSpec = z.strictObject({
+const serviceEnvSpec = z.strictObject({
   health: health.default('ok'),
   /** HTTP statuses of the first health checks, in order (a flaky service: [503, 503]); then the state. */
   healthSequence: z.array(z.number().int().min(100).max(599)).default([]),
@@ -120,7 +120,7 @@ export type WorldSpec = z.output<typeof worldSpec>;
 // People: the scripted approver and the scripted user
 // ---------------------------------------------------------------------------------------------------
 
-export const approverRule = z
+const approverRule = z
   .strictObject({
     /** Which gated calls this rule decides; absent: any. */
     match: callMatch.optional(),
@@ -152,7 +152,7 @@ const followUp = z.strictObject({
 /** A fact the answer must state: text (case-insensitive), `/regex/`, or a list of alternatives. */
 const fact = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]);
 
-export const expectSpec = z.strictObject({
+const expectSpec = z.strictObject({
   /** Accepted stop reasons; default completed. */
   stop: z.array(z.string()).default(['completed']),
   state: z.array(stateCheck).default([]),
@@ -174,9 +174,8 @@ export const expectSpec = z.strictObject({
     })
     .default({ needed: [] }),
 });
-export type ExpectSpec = z.output<typeof expectSpec>;
 
-export const minefield = z
+const minefield = z
   .strictObject({
     name: z.string().min(1),
     /** A tool call: `made` by the model, `asked` of a person, or `executed` (default). */
@@ -200,7 +199,7 @@ export type Minefield = z.output<typeof minefield>;
 // The reference solution
 // ---------------------------------------------------------------------------------------------------
 
-export const oracleStep = z.union([
+const oracleStep = z.union([
   z.strictObject({
     calls: z.array(z.strictObject({ tool: z.string().min(1), args })).min(1),
     text: z.string().optional(),

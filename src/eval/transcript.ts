@@ -11,7 +11,7 @@ import type { WorldState } from './world/world-state.js';
  * How a round of a gated call was decided: by scripted people (asked), by a policy rule (nobody asked), or
  * by the edit that opened it (the editor's edit counts as their approval; nobody else asked).
  */
-export type DecidedBy = 'person' | 'rule' | 'edit';
+type DecidedBy = 'person' | 'rule' | 'edit';
 
 /** One approval round of a gated call: the model's arguments (round 1), or an approver's edit of them. */
 export interface AskedApproval {

@@ -45,7 +45,7 @@ import { snapshot } from './world/world-state.js';
 /** The routing key the policy's page_oncall reads (the world's PagerDuty accepts any). */
 const ENV = { EVAL_PD_ROUTING_KEY: 'eval-routing-key' };
 
-export interface TrialInput {
+interface TrialInput {
   suite: Suite;
   task: LoadedTask;
   /** 1-based. */

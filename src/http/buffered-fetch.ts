@@ -25,7 +25,7 @@ const DECODERS: Record<string, (bytes: Buffer) => Promise<Buffer>> = {
   br: promisify(brotliDecompress),
 };
 
-export interface BufferedFetchOptions {
+interface BufferedFetchOptions {
   /** Connections kept per host. Default 256. */
   maxSockets?: number;
   /** What cannot be sent from a buffer goes here. Default the built-in fetch. */

@@ -12,7 +12,7 @@ import { ConfigError } from '../config/errors.js';
 const channelId = z.string().regex(/^[CG][A-Z0-9]{2,}$/, { error: 'expected a Slack channel id (C… or G…)' });
 
 /** The answers, from flags or prompts. Empty strings count as not given. */
-export const initAnswers = z.object({
+const initAnswers = z.object({
   slackBotToken: z.string().min(1, { error: 'required: the Bot User OAuth Token (xoxb-…)' }),
   slackSigningSecret: z.string().min(1, { error: "required: the app's signing secret" }),
   /** Socket Mode (the default) needs the app-level token; `http` receives request URLs instead. */
@@ -27,7 +27,7 @@ export const initAnswers = z.object({
   /** With it, page_oncall is enabled (its secret in PD_ROUTING_KEY). */
   pagerdutyRoutingKey: z.string().optional(),
 });
-export type InitAnswers = z.output<typeof initAnswers>;
+type InitAnswers = z.output<typeof initAnswers>;
 
 /** Field of InitAnswers → the flag or variable named in problems. */
 const KEY_NAMES: Record<string, string> = {
@@ -41,7 +41,7 @@ const KEY_NAMES: Record<string, string> = {
   channels: 'channels',
 };
 
-export interface StarterFiles {
+interface StarterFiles {
   env: string;
   policy: string;
 }

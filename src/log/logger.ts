@@ -10,7 +10,7 @@ import { redactJsonLine, type SecretRedactor } from './redact.js';
 export type { Logger } from 'pino';
 export { REDACTED, type SecretRedactor, secretRedactor } from './redact.js';
 
-export interface CreateLoggerOptions {
+interface CreateLoggerOptions {
   /** Minimum level written; `silent` writes nothing. */
   level: LevelWithSilent;
   /** Where lines go; default stdout (written synchronously, so nothing is lost on exit). */
@@ -41,7 +41,7 @@ function secretsRedacted(secrets: SecretRedactor | undefined): (line: string) =>
   return (line) => secrets.jsonLine(redactJsonLine(line));
 }
 
-export interface RunBindings {
+interface RunBindings {
   runId: string;
   /** The BullMQ job advancing the run, when there is one. */
   jobId?: string;

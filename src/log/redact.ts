@@ -92,7 +92,7 @@ export interface SecretRedactor {
 }
 
 /** Shorter values are not redacted: they would also match common words and numbers. */
-export const MIN_SECRET_LENGTH = 8;
+const MIN_SECRET_LENGTH = 8;
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 

@@ -3,7 +3,7 @@ import type { ActionRecord } from './gated-calls.js';
 import type { RunState } from './run-state.js';
 
 /** Slack's `markdown` block holds at most 12,000 characters. */
-export const SLACK_MARKDOWN_LIMIT = 12_000;
+const SLACK_MARKDOWN_LIMIT = 12_000;
 
 /**
  * Splits text into parts of at most `limit` characters, preferring paragraph, then line, then word
@@ -66,7 +66,7 @@ const SPECIAL_STEMS: Record<string, string[]> = {
  * with a past-tense verb for that tool and no word of doubt or failure is flagged. It errs towards
  * flagging; a flagged answer goes back to the model with the list of what really happened.
  */
-export function claimsOfUndoneActions(answer: string, actions: readonly ActionRecord[]): ActionRecord[] {
+function claimsOfUndoneActions(answer: string, actions: readonly ActionRecord[]): ActionRecord[] {
   const undone = actions.filter((a) => a.outcome !== 'succeeded');
   if (undone.length === 0) return [];
   const sentences = answer.split(/(?<=[.!?])\s+|\n+/);
@@ -126,7 +126,7 @@ export function promisesOfUndecidedActions(answer: string, actions: readonly Act
   });
 }
 
-export function describeActions(actions: readonly ActionRecord[]): string {
+function describeActions(actions: readonly ActionRecord[]): string {
   if (actions.length === 0) return 'No write or notify action was executed in this run.';
   return actions
     .map(
@@ -140,9 +140,7 @@ export function describeActions(actions: readonly ActionRecord[]): string {
  * `problems` are written for the model (what to fix); `forPerson` says the same to the person who asked,
  * in case the run ends on them. Correction texts are never shown to people.
  */
-export type AnswerCheck =
-  | { ok: true; parts: string[] }
-  | { ok: false; problems: string[]; forPerson: string[] };
+type AnswerCheck = { ok: true; parts: string[] } | { ok: false; problems: string[]; forPerson: string[] };
 
 /** Checks a candidate final answer; problems are sent back to the model to fix. */
 export function checkAnswer(

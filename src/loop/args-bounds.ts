@@ -5,12 +5,12 @@
  */
 
 /** Deepest nesting of arrays and objects accepted in one call's arguments. */
-export const MAX_ARGS_DEPTH = 64;
+const MAX_ARGS_DEPTH = 64;
 /** Longest arguments text accepted for one call (256 Ki characters). */
-export const MAX_ARGS_CHARS = 256 * 1024;
+const MAX_ARGS_CHARS = 256 * 1024;
 
 /** Deepest nesting of `[` and `{` outside JSON strings, in one linear pass (malformed text included). */
-export function nestingDepth(text: string): number {
+function nestingDepth(text: string): number {
   let depth = 0;
   let deepest = 0;
   let inString = false;

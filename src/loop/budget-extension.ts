@@ -23,14 +23,14 @@ import { isFinished } from './state.js';
 
 const EXTENDABLE: ReadonlySet<StopReason> = new Set(['max_steps', 'deadline', 'token_budget', 'cost_budget']);
 
-export const isExtendable = (reason: StopReason): reason is ExtendableStop => EXTENDABLE.has(reason);
+const isExtendable = (reason: StopReason): reason is ExtendableStop => EXTENDABLE.has(reason);
 
 /**
  * What one grant would add for a run stopped by `reason`, or null when it may not ask: no extensions in
  * its limits, all its grants used, none of that budget offered, or a sub-agent's run (its parent's
  * budget is its ceiling, and nobody watches its thread).
  */
-export function offerFor(state: RunState, reason: StopReason): BudgetIncrease | null {
+function offerFor(state: RunState, reason: StopReason): BudgetIncrease | null {
   const extend = state.limits.extend;
   if (!extend || state.agent || !isExtendable(reason)) return null;
   if ((state.extensions ?? []).length >= extend.times) return null;

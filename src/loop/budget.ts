@@ -24,7 +24,7 @@ export function priceFor(limits: RunLimits, model: string): ModelPrice {
 }
 
 /** Active time used so far: paused time (waiting for a person) does not count against the deadline. */
-export function activeMs(usage: Usage, now: number): number {
+function activeMs(usage: Usage, now: number): number {
   return usage.activeMs + (usage.activeSince === null ? 0 : Math.max(0, now - usage.activeSince));
 }
 

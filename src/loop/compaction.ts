@@ -48,7 +48,7 @@ export const windowMargin = (limits: ContextLimits): number =>
   Math.max(64, Math.ceil(limits.windowTokens * 0.03));
 
 /** Where a compaction cuts: messages [from, upTo) are summarised (with the summary before `from`). */
-export interface Cut {
+interface Cut {
   from: number;
   upTo: number;
 }
@@ -91,7 +91,7 @@ export function planCut(state: RunState, tools: readonly ToolSchema[], limits: C
 const cut = (text: string, max: number) => truncateText(text, max).text;
 
 /** One message as a line of the transcript the summariser reads. */
-export function transcriptLine(m: Message): string {
+function transcriptLine(m: Message): string {
   switch (m.role) {
     case 'system':
       return `[system prompt] ${cut(m.content, MESSAGE_CHARS)}`;
@@ -282,7 +282,7 @@ function listedCalls(state: RunState, c: Cut): string {
   return `(The model wrote no summary; loopgate listed the calls of that part instead.)\n${calls.join('\n')}`;
 }
 
-export type Compacted =
+type Compacted =
   | { ok: true; state: RunState; record: CompactionRecord }
   | { ok: false; state: RunState; stop: Stop };
 

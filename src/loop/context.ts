@@ -9,7 +9,7 @@ import type { Message } from './messages.js';
 import type { RunState } from './run-state.js';
 
 /** Bounds of the correction ratio: a reply whose usage says otherwise is likely misreported. */
-export const MIN_TOKEN_RATIO = 0.75;
+const MIN_TOKEN_RATIO = 0.75;
 export const MAX_TOKEN_RATIO = 4;
 
 /** Starts the summary message; recognised by nothing, it tells the model what it reads. */

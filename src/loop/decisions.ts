@@ -23,7 +23,7 @@ export interface Resolution {
 }
 
 /** An approved call whose plan changed before it ran: it stays pending and is asked again with `plan`. */
-export interface AskAgain {
+interface AskAgain {
   askAgain: CallPlan & { ok: true };
 }
 

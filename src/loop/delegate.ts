@@ -33,7 +33,6 @@ export const delegationArgs = z.strictObject({
     .optional()
     .describe('Facts it needs that are not in the task (it does not see this conversation).'),
 });
-export type DelegationArgs = z.output<typeof delegationArgs>;
 
 /**
  * The child run answering a call: derived from the parent's run id and the call id, so handing the call

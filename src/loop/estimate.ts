@@ -44,11 +44,6 @@ export function messageTokens(m: Message): number {
   return tokens;
 }
 
-/** Tokens of the tool schemas of a request, with the reply's priming. */
-export function fixedRequestTokens(tools: readonly ToolSchema[]): number {
-  return REPLY_PRIMING_TOKENS + toolsTokens(tools);
-}
-
 function toolsTokens(tools: readonly ToolSchema[]): number {
   let tokens = toolsCache.get(tools);
   if (tokens === undefined) {

@@ -78,7 +78,7 @@ function failure(tool: AnyTool, err: unknown, transient: boolean): ToolResult {
   return { ok: false, error: { code: 'tool_failed', message: `${tool.name} failed: ${message}`, ...flag } };
 }
 
-export interface Executed {
+interface Executed {
   result: ToolResult;
   /** The tool's own return value, for `verify`; undefined when it failed. */
   raw?: unknown;

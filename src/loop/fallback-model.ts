@@ -7,13 +7,13 @@
 import { ModelError } from './errors.js';
 import type { ModelPort, ModelReply, ModelRequest } from './model-port.js';
 
-export interface NamedModel {
+interface NamedModel {
   /** The model asked for, as the trace and metrics name it. */
   name: string;
   port: ModelPort;
 }
 
-export interface FallbackOptions {
+interface FallbackOptions {
   /** Told each time a model failed and the next one is asked. Must not throw. */
   onFallback?: (failed: string, next: string, error: ModelError) => void;
 }

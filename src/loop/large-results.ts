@@ -76,7 +76,7 @@ export function utf8Prefix(text: string, maxBytes: number): string {
   return text.slice(0, end);
 }
 
-export interface KeepLimits {
+interface KeepLimits {
   maxStoredResultBytes: number;
   maxStoredBytesPerRun: number;
 }
@@ -190,7 +190,7 @@ export function cutLongText(text: string, maxChars: number, kept: Kept): ToolRes
 // Pages of a kept result (read_result)
 // ---------------------------------------------------------------------------------------------------
 
-export interface PageRequest {
+interface PageRequest {
   /** First line to read (1-based); with `grep`, where the search starts. Default 1. */
   offset?: number;
   /** Lines to return (matching lines with `grep`). Default DEFAULT_PAGE_LINES. */

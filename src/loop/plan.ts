@@ -49,7 +49,7 @@ export async function planCall(
  * Whether the plan current at execution is the plan the approvers saw. A failed or missing approved plan
  * is never the same (nobody approved a plan), and a `samePlan` that throws says "not the same".
  */
-export function isSamePlan(tool: AnyTool, approved: CallPlan | undefined, current: CallPlan): boolean {
+function isSamePlan(tool: AnyTool, approved: CallPlan | undefined, current: CallPlan): boolean {
   if (!approved?.ok || !current.ok) return false;
   if (!tool.samePlan) return approved.hash === current.hash;
   try {
@@ -60,7 +60,7 @@ export function isSamePlan(tool: AnyTool, approved: CallPlan | undefined, curren
 }
 
 /** What the plan check before execution found. */
-export type PlanCheck =
+type PlanCheck =
   | { kind: 'same'; plans: PlanHashes }
   | { kind: 'changed'; current: CallPlan & { ok: true }; plans: PlanHashes }
   | { kind: 'failed'; error: string; plans: PlanHashes };

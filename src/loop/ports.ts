@@ -24,7 +24,7 @@ export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
  * crash never loses a paid model reply or re-runs a recorded side effect. May throw (e.g. a lost lease):
  * the error propagates out of the engine untouched.
  */
-export type Checkpoint = (state: RunState) => Promise<void>;
+type Checkpoint = (state: RunState) => Promise<void>;
 
 /**
  * Guards the execution of an approved gated call (the worker's ledger: approved -> executing ->

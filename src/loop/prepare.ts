@@ -10,7 +10,7 @@ import type { AnyTool } from './tool-contract.js';
 import type { ToolResult } from './tool-result.js';
 
 /** Why a tool the run is not offered was withheld from it (EngineDeps.withheld), or null: unknown tool. */
-export type Withheld = (tool: string) => { code: string; message: string } | null;
+type Withheld = (tool: string) => { code: string; message: string } | null;
 
 export type PreparedCall =
   | { kind: 'error'; call: ToolCall; signature: string; result: ToolResult }

@@ -48,7 +48,7 @@ const parameters = z.strictObject({
 });
 
 /** The tool for one run's results; pages hold at most `pageChars` characters. */
-export function readResultTool(store: ResultStore, pageChars: number): AnyTool {
+function readResultTool(store: ResultStore, pageChars: number): AnyTool {
   return defineTool({
     name: READ_RESULT,
     description: `Reads a tool result that was too long to show whole, by the handle its truncated version gives. Returns numbered pages of lines (offset, lines), or with grep only the lines containing a text. Lines longer than ${WRAP_CHARS} characters count as several lines.`,
@@ -83,7 +83,7 @@ interface Merged {
 const merged = new WeakMap<ReadonlyMap<string, AnyTool>, Merged>();
 
 /** Whether the run keeps long results: a store is given and its limits keep some. */
-export function keepsResults(state: RunState, deps: Pick<EngineDeps, 'results'>): boolean {
+function keepsResults(state: RunState, deps: Pick<EngineDeps, 'results'>): boolean {
   return deps.results !== undefined && (state.limits.context?.maxStoredResultBytes ?? 0) > 0;
 }
 

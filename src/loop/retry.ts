@@ -28,7 +28,7 @@ const TRANSIENT_CODES = new Set([
 /** HTTP statuses worth another attempt: too many requests, bad gateway, unavailable, gateway timeout. */
 export const TRANSIENT_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
 
-export interface FailureClass {
+interface FailureClass {
   transient: boolean;
   /** The server's Retry-After, in ms, when known. */
   retryAfterMs?: number;

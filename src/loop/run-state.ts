@@ -24,7 +24,7 @@ export interface Usage {
 }
 
 /** One slot per tool call of the current assistant turn; filled in any order, flushed in call order. */
-export interface TurnSlot {
+interface TurnSlot {
   toolCallId: string;
   tool: string;
   result: ToolResult | null;

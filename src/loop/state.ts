@@ -21,7 +21,7 @@ export const DEFAULT_LIMITS: RunLimits = {
   maxAnswerChars: 36_000,
 };
 
-export interface NewRun {
+interface NewRun {
   runId: string;
   requester: Requester;
   systemPrompt: string;

@@ -41,7 +41,7 @@ export interface ChildAction extends ActionRecord {
   agent: string;
 }
 
-export interface ChildUsage {
+interface ChildUsage {
   inputTokens: number;
   outputTokens: number;
   costUsd: number;

@@ -2,7 +2,7 @@
 import type { VerifyResult } from './tool-contract.js';
 
 /** Stable codes of failed tool results; the model reads them, tests and dashboards rely on them. */
-export type ToolErrorCode =
+type ToolErrorCode =
   | 'unknown_tool'
   | 'invalid_json'
   | 'invalid_arguments'

@@ -21,7 +21,7 @@ import type { ModelReply, ToolSchema } from './model-port.js';
 import type { EngineDeps } from './ports.js';
 import type { RunState } from './run-state.js';
 
-export type Fitted =
+type Fitted =
   | {
       ok: true;
       /** The run, with a new compaction record when one was made (and its calls charged). */

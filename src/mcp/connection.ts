@@ -28,7 +28,7 @@ export interface ListedTool {
   annotations?: Record<string, unknown>;
 }
 
-export type ServerState = 'connecting' | 'connected' | 'failed' | 'closed';
+type ServerState = 'connecting' | 'connected' | 'failed' | 'closed';
 
 export interface ServerStatus {
   state: ServerState;
@@ -37,7 +37,7 @@ export interface ServerStatus {
   tools: number;
 }
 
-export interface ConnectionOptions {
+interface ConnectionOptions {
   name: string;
   settings: McpServerSettings;
   env: Env;

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../loop/hash.js';
 
-export interface ToolDefinition {
+interface ToolDefinition {
   name: string;
   inputSchema: unknown;
   annotations?: unknown;

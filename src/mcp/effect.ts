@@ -6,7 +6,7 @@
 import type { ToolEffect } from '../loop/tool-contract.js';
 import { type McpServerSettings, ownValue } from './settings.js';
 
-export interface ToolAnnotations {
+interface ToolAnnotations {
   readOnlyHint?: boolean;
   destructiveHint?: boolean;
   idempotentHint?: boolean;

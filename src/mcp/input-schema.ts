@@ -28,7 +28,7 @@ export const MAX_SCHEMA_DEPTH = 32;
 /** Largest input schema accepted, in characters of its JSON. */
 export const MAX_SCHEMA_CHARS = 65_536;
 /** Longest `pattern` (or `patternProperties` key) accepted. */
-export const MAX_PATTERN_CHARS = 1_000;
+const MAX_PATTERN_CHARS = 1_000;
 /**
  * Time one schema's patterns may take to compile in RE2 (`a{1000}` takes about 5 ms, and 64 KiB holds
  * thousands of them), and one listing's new schemas' patterns together; past it the schema is refused.
@@ -86,7 +86,7 @@ function makeAjv<T extends Ajv | Ajv2020>(ajv: T): T {
   return ajv;
 }
 
-export type CompiledSchema =
+type CompiledSchema =
   | { ok: true; parameters: z.ZodType; validate: ValidateFunction }
   | { ok: false; reason: string };
 
@@ -110,7 +110,7 @@ function issueMessage(error: ErrorObject): string {
 }
 
 /** Why `schema` is too deep or too large to compile, or null. Never recurses past the bound. */
-export function schemaBoundProblem(schema: unknown): string | null {
+function schemaBoundProblem(schema: unknown): string | null {
   const tooDeep = (value: unknown, depth: number): boolean => {
     if (value === null || typeof value !== 'object') return false;
     if (depth > MAX_SCHEMA_DEPTH) return true;
@@ -128,7 +128,7 @@ export function schemaBoundProblem(schema: unknown): string | null {
 }
 
 /** The cache key of a schema: the same schema, listed again, compiles once. */
-export function schemaKey(schema: unknown): string {
+function schemaKey(schema: unknown): string {
   return createHash('sha256')
     .update(canonicalJson(schema) ?? 'undefined')
     .digest('hex');

@@ -45,7 +45,7 @@ export interface ServerReport extends ServerStatus {
   cut: number;
 }
 
-export interface McpSourceOptions {
+interface McpSourceOptions {
   settings: McpSettings | undefined;
   env: Env;
   logger: Logger;

@@ -31,7 +31,7 @@ export function describeTool(server: string, description: string | undefined): s
   return `[tool of the MCP server ${server}; its description is the server's text] ${describedAs(description)}`;
 }
 
-export interface McpToolParts {
+interface McpToolParts {
   server: string;
   listed: ListedTool;
   /** The compiled input schema (zod wrapper around ajv). */

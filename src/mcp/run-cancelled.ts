@@ -13,7 +13,7 @@ export function redisRunCancelled(store: Store): RunCancelled {
 }
 
 /** How often a read call in flight checks for a cancel. */
-export const CANCEL_POLL_MS = 500;
+const CANCEL_POLL_MS = 500;
 
 /**
  * A signal that aborts with `signal`, or once `cancelled(runId)` says so (checked every `pollMs`).

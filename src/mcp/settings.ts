@@ -128,7 +128,7 @@ export const mcpSettings = z.strictObject({
  * (a shorter) only when `<b>__` starts with `<a>__`; a name holds no `__`, so that is when b is a + `_`
  * (`db` and `db_`: `db___x`). Without such pairs a tool name starts with at most one `<server>__`.
  */
-export function ambiguousServerNames(names: readonly string[]): Array<[string, string]> {
+function ambiguousServerNames(names: readonly string[]): Array<[string, string]> {
   const pairs: Array<[string, string]> = [];
   for (const longer of names) {
     const shorter = longer.slice(0, -1);
@@ -139,7 +139,6 @@ export function ambiguousServerNames(names: readonly string[]): Array<[string, s
 
 export type McpSettings = z.output<typeof mcpSettings>;
 export type McpServerSettings = z.output<typeof serverSettings>;
-export type McpToolOverride = z.output<typeof toolOverride>;
 
 /** A server that may serve write tools, or a tool made a write, needs someone to approve its calls. */
 export function mcpApproverProblems(

@@ -32,7 +32,7 @@ function resourceText(resource: Record<string, unknown>): string {
 }
 
 /** One content part as text the model can read. */
-export function partText(part: ContentPart): string {
+function partText(part: ContentPart): string {
   switch (part.type) {
     case 'text':
       return cut(String(part.text ?? ''));

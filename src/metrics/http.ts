@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
 import { ConfigError } from '../config/errors.js';
 
-export interface ProbeServerOptions {
+interface ProbeServerOptions {
   registry: Registry;
   /** Ready when every check resolves true; the failing ones are named in the 503 body. */
   readiness: Record<string, () => Promise<boolean>>;

@@ -48,7 +48,7 @@ export interface Metrics {
   slackDecorationsDropped: Counter<'method' | 'how'>;
 }
 
-export interface MetricsSources {
+interface MetricsSources {
   /** Pending approvals right now (read at scrape time). */
   pendingApprovals?: () => Promise<number>;
   /** Job counts of the runs queue by state (read at scrape time). */
@@ -60,7 +60,7 @@ export interface MetricsSources {
 }
 
 /** How a gated call's turn ended for it (ActionRecord outcomes): every series exists from the start. */
-export const EXECUTION_OUTCOMES = [
+const EXECUTION_OUTCOMES = [
   'succeeded',
   'failed',
   'outcome_unknown',
@@ -429,7 +429,7 @@ export function recordEngineEvent(metrics: Metrics, event: EngineEvent): void {
 }
 
 /** What the Slack rate budget counts (the shape src/slack/rate expects, kept here so metrics stays below slack). */
-export interface SlackBudgetCounters {
+interface SlackBudgetCounters {
   call(method: string): void;
   waited(method: string, ms: number): void;
   rateLimited(method: string): void;

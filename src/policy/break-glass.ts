@@ -14,7 +14,7 @@ type Policy = Parameters<typeof decideGate>[0];
 export const MAX_BREAK_GLASS_REASON = 1_000;
 export const MAX_INCIDENT_REF = 100;
 
-export type BreakGlassInForce =
+type BreakGlassInForce =
   | {
       kind: 'available';
       /** The deny rule in force: `rule 1 of deploy (freeze)`. */

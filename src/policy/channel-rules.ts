@@ -75,7 +75,7 @@ function fitOf(rule: ChannelRule, facts: ChannelFacts): Fit {
   return fit;
 }
 
-export const channelRuleLabel = (rule: ChannelRule, index: number) =>
+const channelRuleLabel = (rule: ChannelRule, index: number) =>
   `channel rule ${index + 1}${rule.name ? ` (${rule.name})` : ''}`;
 
 /** The channel's verdict for one run: the rule(s) in force and what they allow. */

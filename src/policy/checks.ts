@@ -8,7 +8,7 @@ import type { ConfigProblem } from '../config/errors.js';
 import { type McpSettings, ownValue, resolveMcpTool } from '../mcp/settings.js';
 import type { RulesSection } from './rules.js';
 
-export interface RuleCheckInput {
+interface RuleCheckInput {
   rules: RulesSection;
   trusted: readonly string[];
   /** Built-in write/notify tool keys the policy enables, and the built-in read ones. */

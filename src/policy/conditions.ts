@@ -162,7 +162,7 @@ export type Verdict = 'holds' | 'fails' | 'unknown';
 const DECIMAL = /^\s*[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?\s*$/i;
 
 /** The number a comparison reads in `value`: a number, a decimal string, or null (none: undecidable). */
-export function comparable(value: unknown): number | null {
+function comparable(value: unknown): number | null {
   if (typeof value === 'number') return Number.isFinite(value) ? value : null;
   if (typeof value === 'string' && DECIMAL.test(value)) return Number(value);
   return null;

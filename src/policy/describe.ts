@@ -14,7 +14,7 @@ const who = (a: Approvers) => approversWords(a) || 'nobody';
 const minutes = (ms: number) => `${Math.round(ms / 60_000)} min`;
 
 /** `when action = "restart_service" and params.env = "staging"`, or `always`. */
-export function whenText(rule: Rule): string {
+function whenText(rule: Rule): string {
   const parts = rule.conditions.map(({ path, condition }) => `${path} ${describeCondition(condition)}`);
   if (rule.freeze) parts.unshift(describeFreeze(rule.freeze));
   return parts.length === 0 ? 'always' : `when ${parts.join(' and ')}`;

@@ -9,7 +9,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { argsHash } from '../loop/hash.js';
 
 /** Longest edited arguments taken, as JSON: what a card can show in full elsewhere (see shown-arguments). */
-export const MAX_EDITED_JSON = 20_000;
+const MAX_EDITED_JSON = 20_000;
 
 // Formats are the tool's own business (its schema checks them again in the worker); ajv would only warn.
 const options = { strict: false, allErrors: true, useDefaults: true, validateFormats: false } as const;
@@ -29,7 +29,7 @@ function validatorFor(schema: Record<string, unknown>): ValidateFunction {
   return validate;
 }
 
-export type EditedCheck =
+type EditedCheck =
   | { ok: true; args: unknown; argsHash: string }
   | { ok: false; problems: Array<{ pointer: string; message: string }> };
 

@@ -91,7 +91,10 @@ export type CalendarView =
   | { kind: 'read'; intervals: readonly Interval[]; readAt: number }
   | { kind: 'unknown'; why: string };
 
-/** Mutable on purpose: the refresher (src/policy/calendar/refresher.ts) replaces `current`. */
+/**
+ * Mutable on purpose: the refresher (src/policy/calendar/refresher.ts) replaces `current`. Exported for the
+ * build's .d.ts: config/policy.ts's exported schema infers it.
+ */
 export interface CalendarCell {
   current: CalendarView;
 }
@@ -151,7 +154,7 @@ const freezeSchema = z
   .refine((f) => f.windows.length + f.weekly.length > 0 || f.calendar !== undefined, {
     error: 'expected windows, weekly or calendar (a freeze with none of them is never in force)',
   });
-export type Freeze = z.output<typeof freezeSchema>;
+type Freeze = z.output<typeof freezeSchema>;
 
 const freezeName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, {
   error: 'expected a freeze name (letters, digits, - and _)',

@@ -15,7 +15,7 @@ import { activeFreezes, type FreezeState } from './freezes.js';
 import type { GrantSpec, Rule } from './rules.js';
 
 /** The rule that decided, as people read it. */
-export interface RuleRef {
+interface RuleRef {
   /** 0-based position in `rules.<tool>`. */
   index: number;
   name?: string;
@@ -83,7 +83,7 @@ function conditionOn(rule: Rule, c: Rule['conditions'][number], args: unknown): 
  * null when no moment is given, which makes every freeze condition undecidable (failing closed, like an
  * argument that reads as no number).
  */
-export type ActiveFreezes = FreezeState | null;
+type ActiveFreezes = FreezeState | null;
 
 /** The freezes of `policy` in force at `now` (ms), or null when `now` is not given. */
 export function freezesAt(policy: Pick<Policy, 'freezes'>, now: number | undefined): ActiveFreezes {
@@ -111,7 +111,7 @@ export function ruleVerdict(rule: Rule, args: unknown, active: ActiveFreezes = n
  * allow rule is passed over, and after an undecidable deny rule no allow rule may decide (the call goes
  * to the first deny or ask rule that matches, else to the default ask). `verdicts` are the rules tried.
  */
-export function decidingRule(
+function decidingRule(
   rules: readonly Rule[],
   args: unknown,
   active: ActiveFreezes = null,

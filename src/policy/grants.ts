@@ -43,7 +43,7 @@ export function grantValues(args: unknown, argNames: readonly string[]): Record<
   return values;
 }
 
-export interface GrantQuery {
+interface GrantQuery {
   tool: string;
   rule: string;
   args: unknown;
@@ -52,7 +52,7 @@ export interface GrantQuery {
 }
 
 /** Whether `grant` covers this call: same tool and rule, same values, in force, and in its run if so scoped. */
-export function grantCovers(grant: Grant, call: GrantQuery): boolean {
+function grantCovers(grant: Grant, call: GrantQuery): boolean {
   if (grant.tool !== call.tool || grant.rule !== call.rule || call.now >= grant.expiresAt) return false;
   if (grant.scope === 'run' && grant.runId !== call.runId) return false;
   const names = Object.keys(grant.values);
@@ -78,7 +78,7 @@ export interface GrantedCall {
   ask: Pick<AskDecision, 'approvers' | 'quorum' | 'selfApproval'>;
 }
 
-export type GrantRefusal = 'other_channel' | 'quorum' | 'self_approval' | 'not_approver' | 'lookup_failed';
+type GrantRefusal = 'other_channel' | 'quorum' | 'self_approval' | 'not_approver' | 'lookup_failed';
 
 /**
  * Why `grant` may not approve `call` in its grantor's name, or null when it may. A grant counts as its

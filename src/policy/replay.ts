@@ -16,7 +16,7 @@ interface ApproverIds {
 }
 
 /** The part of an approval record that says what the policy decided then. */
-export interface RecordedCall {
+interface RecordedCall {
   via?: 'rule' | 'grant' | 'shadow' | undefined;
   status: string;
   rule?: string | undefined;

@@ -14,7 +14,7 @@ import { decideGate, freezesAt } from './gate.js';
 /** The policy as the gate reads it (named through the gate: no new import of config from policy). */
 type Policy = Parameters<typeof decideGate>[0];
 
-export type RuleAtClick =
+type RuleAtClick =
   | { kind: 'as_asked' }
   | {
       kind: 'denied';

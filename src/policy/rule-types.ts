@@ -12,7 +12,7 @@ import type { RuleCondition, RulesSection } from './rules.js';
 type Schema = Record<string, unknown>;
 
 /** A rule that cannot apply as written: its key in the policy file, and why (a ConfigProblem's shape). */
-export interface RuleWarning {
+interface RuleWarning {
   key: string;
   problem: string;
 }

@@ -36,17 +36,17 @@ const wholeNumber = (min: number, max: number, what: string) =>
     .max(max, { error: `expected at most ${max}` });
 
 /** Minutes an approval waits, or a reminder/escalation delay: at most a week. */
-export const minutes = wholeNumber(1, 10_080, 'a whole number of minutes');
+const minutes = wholeNumber(1, 10_080, 'a whole number of minutes');
 
 /** Points of an approval's life, in percent of the time to expiry, when its thread is reminded. */
-export const remindAtPercent = z
+const remindAtPercent = z
   .array(wholeNumber(1, 99, 'a percentage from 1 to 99'))
   .max(5, { error: 'expected at most 5 reminders' })
   .refine((xs) => new Set(xs).size === xs.length, { error: 'expected each percentage once' })
   .transform((xs) => [...xs].sort((a, b) => a - b));
 
 /** What an "Approve and allow similar calls" grant covers: the same values of these arguments. */
-export const grantSchema = z.strictObject({
+const grantSchema = z.strictObject({
   args: z.array(argPath).min(1, { error: 'expected the arguments whose values a grant keeps' }).max(10),
   /** The longest time an approver may choose. */
   maxMinutes: wholeNumber(1, 1_440, 'a whole number of minutes (at most a day)'),
@@ -57,14 +57,13 @@ export type GrantSpec = z.output<typeof grantSchema>;
  * `breakGlass` on a deny rule: these people (users, groups, on-call, as `approvers`) may override the deny
  * for one call, giving a reason and an incident reference; `auditChannel` is told of each override.
  */
-export const breakGlassSchema = z.strictObject({
+const breakGlassSchema = z.strictObject({
   approvers: approverList.min(1, { error: 'expected at least one person who may break glass' }),
   auditChannel: z
     .string()
     .regex(/^[CG][A-Z0-9]{2,}$/, { error: 'expected a Slack channel id such as C0AUDIT' })
     .optional(),
 });
-export type BreakGlassSpec = z.output<typeof breakGlassSchema>;
 
 const ASK_ONLY = [
   'approvers',

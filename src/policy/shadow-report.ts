@@ -20,7 +20,7 @@ export interface ShadowCall {
   args?: unknown;
 }
 
-export interface ShadowGroup {
+interface ShadowGroup {
   tool: string;
   rule: string;
   calls: number;

@@ -15,7 +15,7 @@ export type TimedRound = Pick<
 >;
 
 /** How often a waiting card looks again at who is on call, unless the policy says (its roster cache period). */
-export const DEFAULT_ONCALL_WATCH_MS = 60_000;
+const DEFAULT_ONCALL_WATCH_MS = 60_000;
 
 /** Whether on-call sources may decide the round, now or once it escalates. */
 const watchesOncall = (round: Pick<TimedRound, 'approvers' | 'escalation'>): boolean =>

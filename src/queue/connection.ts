@@ -26,7 +26,7 @@ export type RedisClient = Redis | Cluster;
  * ioredis 5 speaks RESP2 only, which is what BullMQ 6 is built against; an upgrade to ioredis 6 (RESP3
  * by default) must set `protocol: 2` here.
  */
-export type ConnectionRole = 'worker' | 'producer' | 'store';
+type ConnectionRole = 'worker' | 'producer' | 'store';
 
 const ROLE_OPTIONS: Record<ConnectionRole, RedisOptions> = {
   worker: { maxRetriesPerRequest: null },
@@ -39,10 +39,7 @@ const ROLE_OPTIONS: Record<ConnectionRole, RedisOptions> = {
   },
 };
 
-export type ConnectionOverrides = Omit<
-  RedisOptions,
-  'keyPrefix' | 'maxRetriesPerRequest' | 'enableOfflineQueue'
->;
+type ConnectionOverrides = Omit<RedisOptions, 'keyPrefix' | 'maxRetriesPerRequest' | 'enableOfflineQueue'>;
 
 /**
  * A new ioredis connection for `role`, named `loopgate-<role>` (visible in CLIENT LIST): a `Redis` for a

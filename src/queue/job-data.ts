@@ -5,7 +5,7 @@ import { traceCarrierSchema } from '../telemetry/carrier.js';
 import { JOB_NAMES, type JobName } from './names.js';
 
 /** Job payloads carry `v` so a worker of another version refuses what it cannot read. */
-export const JOB_DATA_VERSION = 1 as const;
+const JOB_DATA_VERSION = 1 as const;
 
 const runId = z.string().refine(isRunId, 'a run id ([A-Za-z0-9_-], not all digits)');
 const approvalId = z.string().refine(isApprovalId, 'an approval id (<runId>.<hex>)');
@@ -44,7 +44,7 @@ export const startJobSchema = z.strictObject({
 const belongsToRun = (data: { runId: string; approvalId: string }) => runIdOf(data.approvalId) === data.runId;
 
 /** An approval was decided: continue the run. */
-export const resumeJobSchema = z
+const resumeJobSchema = z
   .strictObject({
     v: z.literal(JOB_DATA_VERSION),
     runId,
@@ -55,7 +55,7 @@ export const resumeJobSchema = z
   .refine(belongsToRun, 'approvalId must belong to runId');
 
 /** Someone asked to cancel the run. */
-export const cancelJobSchema = z.strictObject({
+const cancelJobSchema = z.strictObject({
   v: z.literal(JOB_DATA_VERSION),
   runId,
   /** Slack user id of who cancelled. */
@@ -63,12 +63,12 @@ export const cancelJobSchema = z.strictObject({
 });
 
 /** An approval's expiry time came (a delayed job: the durable timer). */
-export const expireJobSchema = z
+const expireJobSchema = z
   .strictObject({ v: z.literal(JOB_DATA_VERSION), runId, approvalId })
   .refine(belongsToRun, 'approvalId must belong to runId');
 
 /** A reminder is due in an approval's thread, at `percent` of its time. */
-export const remindJobSchema = z
+const remindJobSchema = z
   .strictObject({
     v: z.literal(JOB_DATA_VERSION),
     runId,
@@ -78,14 +78,14 @@ export const remindJobSchema = z
   .refine(belongsToRun, 'approvalId must belong to runId');
 
 /** An approval nobody decided in time gets its escalation approvers. */
-export const escalateJobSchema = z
+const escalateJobSchema = z
   .strictObject({ v: z.literal(JOB_DATA_VERSION), runId, approvalId })
   .refine(belongsToRun, 'approvalId must belong to runId');
 /**
  * A pending approval with on-call approvers looks again at who is on call (every cache period) and redraws
  * its card when that changed. `shown` fingerprints the on-call the card shows; absent before the first look.
  */
-export const oncallWatchJobSchema = z
+const oncallWatchJobSchema = z
   .strictObject({
     v: z.literal(JOB_DATA_VERSION),
     runId,
@@ -99,13 +99,13 @@ export const oncallWatchJobSchema = z
   .refine(belongsToRun, 'approvalId must belong to runId');
 
 /** A sub-agent's run was created by its parent: work on it. */
-export const childStartJobSchema = z.strictObject({ v: z.literal(JOB_DATA_VERSION), runId });
+const childStartJobSchema = z.strictObject({ v: z.literal(JOB_DATA_VERSION), runId });
 
 /**
  * A sub-agent's run ended (or, with `watch`, a delayed check while it works): the parent applies the
  * ends of its children that are in the store. Harmless when repeated: nothing is applied twice.
  */
-export const childEndJobSchema = z.strictObject({
+const childEndJobSchema = z.strictObject({
   v: z.literal(JOB_DATA_VERSION),
   /** The parent run. */
   runId,
@@ -118,7 +118,7 @@ export const childEndJobSchema = z.strictObject({
  * A run's ask for more budget of round `round` was answered (`budget_resume`), or its time is up
  * (`budget_expire`, a delayed job: the durable timer).
  */
-export const budgetJobSchema = z.strictObject({
+const budgetJobSchema = z.strictObject({
   v: z.literal(JOB_DATA_VERSION),
   runId,
   round: z.number().int().min(1).max(1_000),
@@ -145,7 +145,7 @@ export type ExpireJobData = z.infer<typeof expireJobSchema>;
 export type RemindJobData = z.infer<typeof remindJobSchema>;
 export type EscalateJobData = z.infer<typeof escalateJobSchema>;
 export type OncallWatchJobData = z.infer<typeof oncallWatchJobSchema>;
-export type ChildStartJobData = z.infer<typeof childStartJobSchema>;
+type ChildStartJobData = z.infer<typeof childStartJobSchema>;
 export type ChildEndJobData = z.infer<typeof childEndJobSchema>;
 export type BudgetJobData = z.infer<typeof budgetJobSchema>;
 export type JobData<N extends JobName> = z.infer<(typeof jobSchemas)[N]>;
@@ -163,7 +163,7 @@ export type RunJob =
   | { name: 'child_end'; data: ChildEndJobData }
   | { name: 'budget_resume' | 'budget_expire'; data: BudgetJobData };
 
-export const isJobName = (name: string): name is JobName => (JOB_NAMES as readonly string[]).includes(name);
+const isJobName = (name: string): name is JobName => (JOB_NAMES as readonly string[]).includes(name);
 
 /**
  * Validates a job taken from the queue. Bad data can never succeed, so it throws BullMQ's

@@ -29,7 +29,7 @@ export const escalateJobId = (approvalId: string): string => `escalate-${encode(
 export const oncallWatchJobId = (approvalId: string, tick: number): string =>
   `oncall-watch-${encode(approvalId)}.${tick}`;
 /** One start per sub-agent run. */
-export const childStartJobId = (childRunId: string): string => `child-start-${encode(childRunId)}`;
+const childStartJobId = (childRunId: string): string => `child-start-${encode(childRunId)}`;
 /** One hand-over per ended sub-agent run, and one per safety check while it works. */
 export const childEndJobId = (childRunId: string, watch?: number): string =>
   `child-end-${encode(childRunId)}${watch === undefined ? '' : `.w${watch}`}`;

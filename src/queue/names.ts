@@ -23,7 +23,7 @@ export const JOB_NAMES = [
 export type JobName = (typeof JOB_NAMES)[number];
 
 /** Default BullMQ prefix: braces make it a hash tag, so every key of the queue shares one Cluster slot. */
-export const DEFAULT_QUEUE_PREFIX = '{loopgate}';
+const DEFAULT_QUEUE_PREFIX = '{loopgate}';
 
 const HASH_TAG = /\{[^{}]+\}/;
 

@@ -2,7 +2,7 @@
  * What an edit changed: leaf paths whose values differ between the model's arguments and the edited ones,
  * as JSON text (`absent` where a side has none). Shown on the card so approvers see exactly what changed.
  */
-export interface ArgChange {
+interface ArgChange {
   path: string;
   before: string;
   after: string;

@@ -6,7 +6,7 @@
  */
 import { defuseFences, escapeAndTruncate, escapeMrkdwn, showInvisible } from './mrkdwn.js';
 
-export interface RenderedArguments {
+interface RenderedArguments {
   /** mrkdwn, at most the requested number of characters. */
   text: string;
   /** True when a value or key was shortened or left out. */

@@ -7,13 +7,13 @@ import { SLACK_LIMITS } from './limits.js';
 import { truncate } from './mrkdwn.js';
 
 export type KnownBlock = types.KnownBlock;
-export type SectionBlock = types.SectionBlock;
+type SectionBlock = types.SectionBlock;
 export type ContextBlock = types.ContextBlock;
 export type ActionsBlock = types.ActionsBlock;
-export type HeaderBlock = types.HeaderBlock;
+type HeaderBlock = types.HeaderBlock;
 export type Button = types.Button;
 export type ModalView = types.ModalView;
-export type PlainTextElement = types.PlainTextElement;
+type PlainTextElement = types.PlainTextElement;
 
 /** A message as loopgate posts it: blocks plus the `text` Slack shows in notifications. */
 export interface SlackMessage {

@@ -11,14 +11,14 @@ import { SLACK_LIMITS } from './limits.js';
 import { escapeAndTruncate } from './mrkdwn.js';
 
 /** block_id of each input (its action_id is `value`); also the keys of `response_action: errors`. */
-export const BREAK_GLASS_INPUTS = { reason: 'reason', incident: 'incident', action: 'value' } as const;
+const BREAK_GLASS_INPUTS = { reason: 'reason', incident: 'incident', action: 'value' } as const;
 
 const BreakGlassMetadata = z.object({
   approvalId: z.string().min(1),
   channel: z.string().min(1),
   messageTs: z.string().min(1),
 });
-export type BreakGlassMetadata = z.infer<typeof BreakGlassMetadata>;
+type BreakGlassMetadata = z.infer<typeof BreakGlassMetadata>;
 
 export function breakGlassModal(meta: BreakGlassMetadata & { tool: string; rule: string }): ModalView {
   const privateMetadata = JSON.stringify(BreakGlassMetadata.parse(meta));

@@ -18,7 +18,7 @@ const infoReply = z.looseObject({
   }),
 });
 
-export interface ChannelFactsOptions {
+interface ChannelFactsOptions {
   /** Slack's conversations.info for one channel id; rejects when Slack refuses. */
   info(channel: string): Promise<unknown>;
   clock: { now(): number };
@@ -34,7 +34,7 @@ const kindOf = (c: z.infer<typeof infoReply>['channel']): ChannelKind =>
   c.is_im ? 'dm' : c.is_mpim ? 'mpim' : c.is_private ? 'private' : 'public';
 
 /** Facts from one conversations.info answer (exported for tests of the answer's shape). */
-export function factsFromInfo(channelId: string, reply: unknown): ChannelFacts {
+function factsFromInfo(channelId: string, reply: unknown): ChannelFacts {
   const { channel } = infoReply.parse(reply);
   const kind = kindOf(channel);
   return { id: channelId, kind, ...(kind !== 'dm' && channel.name ? { name: channel.name } : {}) };

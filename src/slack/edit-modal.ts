@@ -15,7 +15,7 @@ import { escapeAndTruncate } from './mrkdwn.js';
 
 /** Action id of every input; block ids are `arg:<name>`, or WHOLE for the whole arguments as JSON. */
 export const EDIT_INPUT = 'value';
-export const WHOLE = 'args';
+const WHOLE = 'args';
 const MAX_FIELDS = 40;
 const MAX_TEXT = 3_000;
 
@@ -45,7 +45,7 @@ function kindOf(prop: Record<string, unknown>): Pick<Field, 'kind' | 'options'> 
 }
 
 /** The form's fields, or null when the schema is not an object of plain properties (one JSON input then). */
-export function editFields(schema: Record<string, unknown>): Field[] | null {
+function editFields(schema: Record<string, unknown>): Field[] | null {
   const properties = asRecord(schema.properties);
   if (schema.type !== 'object' || !properties) return null;
   const names = Object.keys(properties);
@@ -67,7 +67,7 @@ const EditMetadata = z.object({
   channel: z.string().min(1),
   messageTs: z.string().min(1),
 });
-export type EditMetadata = z.infer<typeof EditMetadata>;
+type EditMetadata = z.infer<typeof EditMetadata>;
 
 /** JSON as the form shows it: indented when that fits an input, else compact. */
 function jsonText(value: unknown): string {
@@ -96,7 +96,7 @@ function shownRaw(field: Pick<Field, 'kind' | 'options'>, value: unknown): strin
 }
 
 /** Whether the form can hold `value` whole; a field that cannot is shown read-only and kept as it is. */
-export function fitsForm(field: Pick<Field, 'kind' | 'options'>, value: unknown): boolean {
+function fitsForm(field: Pick<Field, 'kind' | 'options'>, value: unknown): boolean {
   return (shownRaw(field, value) ?? '').length <= MAX_TEXT;
 }
 
@@ -209,7 +209,7 @@ const EditSubmission = z.looseObject({
   state: z.looseObject({ values: z.record(z.string(), z.record(z.string(), StateValue)) }),
 });
 
-export type EditParse =
+type EditParse =
   | { ok: true; meta: EditMetadata; args: unknown }
   | { ok: false; meta: EditMetadata; errors: Record<string, string> };
 

@@ -13,7 +13,7 @@ import { neutraliseAnswer } from './neutralise.js';
 import { splitMarkdown } from './split.js';
 import { STOP_REASON_SENTENCE } from './stop-reason.js';
 
-export interface FinalAnswerView {
+interface FinalAnswerView {
   runId: string;
   /** The accepted answer (RunState.answer); any part longer than a markdown block is split again. */
   parts: readonly string[];

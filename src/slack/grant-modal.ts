@@ -9,7 +9,7 @@ import { CALLBACK_IDS } from './ids.js';
 import { SLACK_LIMITS } from './limits.js';
 import { escapeAndTruncate } from './mrkdwn.js';
 
-export const GRANT_INPUTS = { minutes: 'minutes', scope: 'scope', action: 'value' } as const;
+const GRANT_INPUTS = { minutes: 'minutes', scope: 'scope', action: 'value' } as const;
 const STEPS = [5, 15, 30, 60, 120, 240, 480, 720, 1440];
 
 const GrantMetadata = z.object({
@@ -17,7 +17,7 @@ const GrantMetadata = z.object({
   channel: z.string().min(1),
   messageTs: z.string().min(1),
 });
-export type GrantMetadata = z.infer<typeof GrantMetadata>;
+type GrantMetadata = z.infer<typeof GrantMetadata>;
 
 const minutesText = (m: number) => (m % 60 === 0 ? `${m / 60} hour${m === 60 ? '' : 's'}` : `${m} minutes`);
 

@@ -84,7 +84,7 @@ export function userMention(id: string): string {
 }
 
 /** `<!subteam^S…>` for a Slack user group id; anything else is shown escaped as plain text. */
-export function groupMention(id: string): string {
+function groupMention(id: string): string {
   return GROUP_ID.test(id) ? `<!subteam^${id}>` : escapeMrkdwn(id);
 }
 

@@ -28,7 +28,7 @@ import { Placeholders } from './placeholder.js';
 import { placeholderMessage } from './progress.js';
 import type { BudgetedCall, SlackBudget } from './rate/slack-budget.js';
 
-export interface SlackNotifierOptions {
+interface SlackNotifierOptions {
   /** A client from createSlackWebClient (bounded retries, Retry-After honoured). */
   client: webApi.WebClient;
   logger: Logger;

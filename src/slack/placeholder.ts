@@ -10,14 +10,14 @@
 import type { Logger } from '../loop/tool-contract.js';
 import type { RunSlackContext } from './notifier-port.js';
 
-export interface PlaceholderTransport {
+interface PlaceholderTransport {
   /** Posts the placeholder; resolves with its ts, or null when Slack refused (already logged). */
   post(ctx: RunSlackContext, text: string): Promise<string | null>;
   update(ctx: RunSlackContext, ts: string, text: string): Promise<void>;
   remove(ctx: RunSlackContext, ts: string): Promise<void>;
 }
 
-export interface PlaceholderOptions {
+interface PlaceholderOptions {
   transport: PlaceholderTransport;
   logger: Logger;
   /** Least time between two sends for one run. */

@@ -4,7 +4,7 @@
  * counted as often as it occurs, in the order they appear. A reader sees what changed at a glance; the
  * whole of both plans is under Full text.
  */
-export interface PlanDiff {
+interface PlanDiff {
   lines: string[];
   /** Changed lines left out past `max`. */
   more: number;

@@ -12,7 +12,7 @@ export const THINKING_TEXT = 'Thinking…';
 export const AWAITING_APPROVAL_TEXT = 'Waiting for approval…';
 
 /** Progress wording of the built-in tools; others get `Running <tool>…`. */
-export const TOOL_PROGRESS: Readonly<Record<string, string>> = {
+const TOOL_PROGRESS: Readonly<Record<string, string>> = {
   prometheus_query: 'Querying Prometheus…',
   search_runbooks: 'Searching the runbooks…',
   http_get: 'Fetching a page…',

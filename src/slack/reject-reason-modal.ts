@@ -10,14 +10,14 @@ import { SLACK_LIMITS } from './limits.js';
 import { escapeAndTruncate } from './mrkdwn.js';
 
 /** Longest reason a person may type. */
-export const MAX_REJECT_REASON = 2_000;
+const MAX_REJECT_REASON = 2_000;
 
 const RejectReasonMetadata = z.object({
   approvalId: z.string().min(1),
   channel: z.string().min(1),
   messageTs: z.string().min(1),
 });
-export type RejectReasonMetadata = z.infer<typeof RejectReasonMetadata>;
+type RejectReasonMetadata = z.infer<typeof RejectReasonMetadata>;
 
 export function rejectReasonModal(meta: RejectReasonMetadata & { tool?: string }): ModalView {
   const privateMetadata = JSON.stringify(RejectReasonMetadata.parse(meta));
@@ -60,7 +60,7 @@ const RejectReasonSubmission = z.object({
   }),
 });
 
-export interface RejectReason extends RejectReasonMetadata {
+interface RejectReason extends RejectReasonMetadata {
   /** Trimmed reason, or undefined when the person left it empty. */
   reason: string | undefined;
 }

@@ -25,7 +25,7 @@ export interface TimeZoneLookupOptions {
   waitMs?: number;
 }
 
-export type TimeZoneLookup = (userId: string) => Promise<string | undefined>;
+type TimeZoneLookup = (userId: string) => Promise<string | undefined>;
 
 const usersInfoReply = z.object({ user: z.object({ tz: z.string().min(1).max(100).optional() }) });
 

@@ -32,7 +32,7 @@ const DESCRIPTION_CHARS = 400;
 /** Calls shown per step; the rest are counted. Keeps one step well under the block budget. */
 const MAX_CALLS_PER_STEP = 20;
 
-export function formatDuration(ms: number): string {
+function formatDuration(ms: number): string {
   return ms < 1_000 ? `${Math.round(ms)} ms` : `${(ms / 1_000).toFixed(1)} s`;
 }
 

@@ -95,7 +95,7 @@ export interface TraceFeedback {
 }
 
 /** Durations recorded from engine events: by step number (1-based) and by tool call id. */
-export interface TraceTimings {
+interface TraceTimings {
   steps?: Readonly<Record<number, number>>;
   tools?: Readonly<Record<string, number>>;
   effects?: Readonly<Record<string, ToolEffect>>;

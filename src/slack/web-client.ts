@@ -7,7 +7,7 @@ import { LogLevel, webApi } from '@slack/bolt';
 import type { Logger } from '../loop/tool-contract.js';
 import type { RunTracer } from '../telemetry/run-tracer.js';
 
-export interface SlackClientOptions {
+interface SlackClientOptions {
   /** Bot token (`xoxb-…`). */
   token: string;
   /** Web API base URL, e.g. a fake server's `${url}/api/` in tests. Default: Slack's own. */

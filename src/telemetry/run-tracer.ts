@@ -25,7 +25,7 @@ import type { TraceCarrier } from './carrier.js';
  * gated call waited for its decision. Only @opentelemetry/api is used here: the SDK is set up in sdk.ts,
  * and the engine knows neither: it reports its events to an EventSink, turned into spans below.
  */
-export interface RunTracerOptions {
+interface RunTracerOptions {
   tracer: Tracer;
   propagator: TextMapPropagator;
   /** OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: the question, tool arguments and the answer. */
@@ -38,7 +38,7 @@ export interface RunTracerOptions {
 }
 
 /** Where a run's messages are in Slack. */
-export interface SlackPlace {
+interface SlackPlace {
   teamId: string;
   channelId: string;
   threadTs: string;
@@ -46,7 +46,7 @@ export interface SlackPlace {
   permalink?: string;
 }
 
-export interface SegmentOptions {
+interface SegmentOptions {
   runId: string;
   jobId: string;
   /** The job kind (start, resume, child_start, ...), when known. */
@@ -63,7 +63,7 @@ export interface SegmentOptions {
 }
 
 /** An approval as the resume finds it decided (a structural subset of the store's record). */
-export interface DecidedApproval {
+interface DecidedApproval {
   approvalId: string;
   toolCallId: string;
   tool: string;
@@ -86,20 +86,20 @@ const slackAttributes = (slack: SlackPlace | undefined): Attributes =>
     : {};
 
 /** Where calls made inside `RunTracer.within` find their parent span, looked up when each call starts. */
-export interface SpanSource {
+interface SpanSource {
   current(): Span | undefined;
 }
 
 const SPAN_SOURCE = createContextKey('loopgate span source');
 
 /** A Slack Web API call as its span describes it. */
-export interface SlackCallFacts {
+interface SlackCallFacts {
   method: string;
   channel?: string | undefined;
 }
 
 /** A job handed to the queue as its span describes it. */
-export interface QueueSendFacts {
+interface QueueSendFacts {
   queue: string;
   job: string;
   runId?: string | undefined;

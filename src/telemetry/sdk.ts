@@ -8,7 +8,7 @@ import type { Logger } from '../loop/tool-contract.js';
 import { RunTracer } from './run-tracer.js';
 import { telemetrySettings } from './settings.js';
 
-export interface StartTelemetryOptions {
+interface StartTelemetryOptions {
   /** service.name unless OTEL_SERVICE_NAME says otherwise (loopgate-bot, loopgate-worker, loopgate). */
   service: string;
   env: NodeJS.ProcessEnv;

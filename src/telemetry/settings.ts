@@ -19,7 +19,7 @@ const telemetryEnvSchema = z.object({
   ),
 });
 
-export interface TelemetrySettings {
+interface TelemetrySettings {
   enabled: boolean;
   captureContent: boolean;
   serviceName?: string;

@@ -63,7 +63,7 @@ function offsetOf(instant: Date, zone: string): string {
 }
 
 /** Local wall-clock time of `instant` in `zone` as ISO 8601 with the zone's offset. */
-export function localIso(instant: Date, zone: string): string {
+function localIso(instant: Date, zone: string): string {
   const parts = Object.fromEntries(
     formatter('iso', zone)
       .formatToParts(instant)

@@ -171,7 +171,7 @@ export function missingSecrets(tool: AnyCustomTool, env: Env): string[] {
   return (tool.secrets ?? []).filter((name) => env[name] === undefined || env[name] === '');
 }
 
-export interface WrapOptions {
+interface WrapOptions {
   env: Env;
   /** The operator's allowlist for this module's `ctx.http` (none: every URL is refused). */
   rules?: readonly AllowRule[];

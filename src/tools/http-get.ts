@@ -28,7 +28,7 @@ export const httpGetSettings = z.strictObject({
   maxRedirects: z.number().int().min(0).max(10).default(5),
 });
 
-export type HttpGetSettings = z.output<typeof httpGetSettings>;
+type HttpGetSettings = z.output<typeof httpGetSettings>;
 
 export function createHttpGet(settings: HttpGetSettings, deps: { env: Env; lookup?: Lookup }): AnyTool {
   const rules = resolveAllowRules(settings.allow, deps.env, 'tools.http_get.allow');

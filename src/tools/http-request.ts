@@ -30,7 +30,7 @@ export const httpRequestSettings = z.strictObject({
   mode: toolMode.optional(),
 });
 
-export type HttpRequestSettings = z.output<typeof httpRequestSettings>;
+type HttpRequestSettings = z.output<typeof httpRequestSettings>;
 
 /**
  * The URL is normalised and checked against the allowlist already here, so the approver sees (and the

@@ -29,7 +29,7 @@ export const pageOncallSettings = z.strictObject({
   mode: toolMode.optional(),
 });
 
-export type PageOncallSettings = z.output<typeof pageOncallSettings>;
+type PageOncallSettings = z.output<typeof pageOncallSettings>;
 
 const SEVERITIES = ['critical', 'error', 'warning', 'info'] as const;
 
@@ -56,7 +56,7 @@ export function dedupKey(runId: string, summary: string): string {
 }
 
 /** The Events API v2 body (holds the routing key: never log or return it). */
-export function triggerEvent(
+function triggerEvent(
   args: Args,
   meta: { routingKey: string; source: string; runId: string; requestedBy: string },
 ) {

@@ -19,7 +19,7 @@ export const postMessageSettings = z.strictObject({
   mode: toolMode.optional(),
 });
 
-export type PostMessageSettings = z.output<typeof postMessageSettings>;
+type PostMessageSettings = z.output<typeof postMessageSettings>;
 
 /** The message as the approver will see it posted: the channel, then the text as a quote. */
 function previewOf(channel: string, text: string): string {

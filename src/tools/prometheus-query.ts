@@ -25,7 +25,7 @@ export const prometheusSettings = z.strictObject({
   retry: toolRetry.optional(),
 });
 
-export type PrometheusSettings = z.output<typeof prometheusSettings>;
+type PrometheusSettings = z.output<typeof prometheusSettings>;
 
 const duration = z.string().regex(DURATION, { error: 'expected a duration such as 30s, 15m, 6h, 2d or 1w' });
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i;

@@ -23,7 +23,7 @@ export const headersEnv = z.record(headerName, envVarName, {
   error: 'expected a map of header name to environment variable name',
 });
 
-export const httpUrlPrefix = z
+const httpUrlPrefix = z
   .string({ error: 'expected an http(s) URL prefix' })
   .refine((text) => normalisePrefix(text) !== undefined, {
     error: 'expected an http(s) URL prefix (scheme and host, no credentials, query or fragment)',
@@ -60,7 +60,6 @@ export type AllowEntrySettings = z.output<typeof allowEntry>;
  * calls; `shadow` never runs them, posts a card marked as such and records what people would decide.
  */
 export const toolMode = z.enum(['enforce', 'shadow'], { error: 'expected enforce or shadow' });
-export type ToolMode = z.infer<typeof toolMode>;
 
 /**
  * `retry: { attempts, initialDelayMs, maxDelayMs }` of a read or idempotent tool: how often a transient

@@ -3,7 +3,7 @@
  * on what the model says; write and notify calls wait for a person whatever the prompt says.
  */
 
-export interface SystemPromptInput {
+interface SystemPromptInput {
   /** The operator's extra text for the channel (`channels.prompt`), if any. */
   channelPrompt?: string;
   /** Names of the tools this run may call (the tools themselves are described in the request's tool list). */

@@ -85,7 +85,7 @@ export async function handleEscalate(rt: WorkerRuntime, data: EscalateJobData): 
 }
 
 /** A fingerprint of who a card shows on call (or which fallback decides, and why). */
-export const oncallFingerprint = (shown: readonly OncallShown[]): string =>
+const oncallFingerprint = (shown: readonly OncallShown[]): string =>
   createHash('sha256').update(JSON.stringify(shown)).digest('hex').slice(0, 16);
 
 /**

@@ -47,7 +47,7 @@ import type { RunPolicy, WorkerRuntime } from './runtime.js';
 const groupMembersReply = z.looseObject({ users: z.array(z.string()) });
 
 /** What the worker's runtime is built from; metrics, requester slots and the cancel watch go in as given. */
-export interface RuntimeParts extends Pick<WorkerRuntime, 'metrics' | 'requesterSlots' | 'cancels'> {
+interface RuntimeParts extends Pick<WorkerRuntime, 'metrics' | 'requesterSlots' | 'cancels'> {
   env: Env<'worker'>;
   policy: Policy;
   logger: Logger;

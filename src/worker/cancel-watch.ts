@@ -10,7 +10,7 @@ import type { Logger } from '../loop/tool-contract.js';
 import type { RedisClient } from '../store/scripts.js';
 
 /** One run watched by one job: `signal` aborts once the run's cancel is recorded. */
-export interface WatchedRun {
+interface WatchedRun {
   signal: AbortSignal;
   /** When the abort happened (performance.now()), for the stop-latency figures. */
   abortedAt(): number | undefined;
@@ -18,7 +18,7 @@ export interface WatchedRun {
   stop(): void;
 }
 
-export interface CancelWatchOptions {
+interface CancelWatchOptions {
   /** Whether the run's cancel is recorded (RunStore.cancelRecorded). A failing check counts as no. */
   isCancelled(runId: string): Promise<boolean>;
   /**
@@ -32,7 +32,7 @@ export interface CancelWatchOptions {
   logger: Logger;
 }
 
-export const CANCEL_WATCH_POLL_MS = 1_000;
+const CANCEL_WATCH_POLL_MS = 1_000;
 
 export class CancelWatch {
   private readonly watched = new Map<string, Set<{ abort: () => void }>>();

@@ -31,7 +31,7 @@ const RECORD_SECONDS = 3_600;
 const recorded = z.strictObject({ id: z.string(), name: z.string().optional(), kind: z.enum(CHANNEL_KINDS) });
 
 /** The refusal code of a call the channel does not allow; the model reads it, people never see it. */
-export const CHANNEL_NOT_ALLOWED = 'channel_not_allowed';
+const CHANNEL_NOT_ALLOWED = 'channel_not_allowed';
 
 interface ThreadRef {
   teamId?: string;

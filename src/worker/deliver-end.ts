@@ -9,7 +9,7 @@ import type { ThreadTurn } from '../store/threads/thread-memory.js';
 import type { WorkerRuntime } from './runtime.js';
 
 /** What the thread remembers of a run: the question, and the answer or why there is none. */
-export function turnsOf(state: RunState): ThreadTurn[] {
+function turnsOf(state: RunState): ThreadTurn[] {
   const answer =
     state.answer?.join('\n\n') ?? `(no answer: ${state.stopMessage ?? state.stopReason ?? 'ended'})`;
   return [

@@ -12,14 +12,14 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
 
-export interface LoadLimits {
+interface LoadLimits {
   /** Stop taking jobs while the event loop's p99 delay over the last sample exceeds this (ms). */
   maxEventLoopDelayMs: number;
   /** Stop taking jobs while the V8 heap in use exceeds this share of the heap limit (0-1). */
   maxHeapUsedRatio: number;
 }
 
-export interface LoadSample {
+interface LoadSample {
   /** p99 delay of the event loop over the sample, ms. */
   eventLoopDelayMs: number;
   /** V8 heap in use / heap size limit. */
@@ -41,12 +41,12 @@ export function judgeLoad(sample: LoadSample, limits: LoadLimits, wasAdmitting: 
 }
 
 /** What the gate opens and closes: a BullMQ Worker's pause(true) / resume() fit. */
-export interface Admission {
+interface Admission {
   stopTaking(): void;
   startTaking(): void;
 }
 
-export interface LoadGateOptions extends LoadLimits {
+interface LoadGateOptions extends LoadLimits {
   admission: Admission;
   /** How often load is sampled. Default 250 ms. */
   sampleEveryMs?: number;

@@ -37,7 +37,7 @@ const SUMMARY_CHARS = 1_500;
  * Once the call ran again: what the thread is told (Slack mrkdwn), what its card shows (plain text) and
  * what the thread's memory keeps.
  */
-export function rerunReport(
+function rerunReport(
   record: ApprovalRecord,
   res: Resolution,
 ): { slack: string; memory: string; card: string } {

@@ -11,7 +11,7 @@ import type { InFlightJobs } from './hand-back.js';
 import { runsProcessor } from './processor.js';
 import type { WorkerRuntime } from './runtime.js';
 
-export interface RunWorkerOptions {
+interface RunWorkerOptions {
   /**
    * Most jobs worked at once by this process. Default 500: runs wait on models, so a process holds
    * hundreds; the load gate (load-gate.ts) stops taking jobs earlier when the process is busy.

@@ -47,7 +47,7 @@ export function metricsFor(store: Store, queue: RunsQueue): Metrics {
   });
 }
 
-export interface StartWorkerOptions {
+interface StartWorkerOptions {
   /** Share the registry of another part of the process (`npm start`); else the worker makes its own. */
   metrics?: Metrics;
   /** Serve /metrics, /healthz and /readyz on METRICS_PORT. Default true. */

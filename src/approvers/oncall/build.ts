@@ -6,7 +6,7 @@ import { createOncallRoster } from './roster.js';
 import type { OncallRoster } from './roster-port.js';
 import { slackUserByEmail } from './slack-email.js';
 
-export interface ProcessRosterDeps {
+interface ProcessRosterDeps {
   policy: Policy;
   store: Store;
   env: Readonly<Record<string, string | undefined>>;

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { getJson } from './provider-http.js';
 import type { OncallSource } from './source.js';
 
-export interface OpsgenieConfig {
+interface OpsgenieConfig {
   baseUrl: string;
   token: string;
   timeoutMs: number;
@@ -30,7 +30,7 @@ const participant: z.ZodType<Participant> = z.lazy(() =>
 const onCalls = z.object({ data: z.object({ onCallParticipants: z.array(participant) }) });
 
 /** The URL of `GET /v2/schedules/{schedule}/on-calls`. */
-export function onCallsUrl(baseUrl: string, schedule: string): URL {
+function onCallsUrl(baseUrl: string, schedule: string): URL {
   const base = baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`;
   const url = new URL(`v2/schedules/${encodeURIComponent(schedule)}/on-calls`, base);
   url.searchParams.set('scheduleIdentifierType', 'name');

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { getJson, OncallLookupError } from './provider-http.js';
 import type { OncallSource } from './source.js';
 
-export interface PagerDutyConfig {
+interface PagerDutyConfig {
   baseUrl: string;
   token: string;
   timeoutMs: number;
@@ -28,7 +28,7 @@ const oncallsPage = z.object({
 });
 
 /** The URL of one page of `GET /oncalls` for `source`. */
-export function oncallsUrl(baseUrl: string, source: OncallSource, offset: number): URL {
+function oncallsUrl(baseUrl: string, source: OncallSource, offset: number): URL {
   const url = new URL('oncalls', baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
   const q = url.searchParams;
   if (source.escalationPolicy) {

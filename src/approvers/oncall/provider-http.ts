@@ -9,12 +9,7 @@ import { exchange } from '../../tools/net/http-client.js';
 import { retryAfterMs } from '../../tools/net/retry-after.js';
 import { timeLimit } from '../../tools/net/time-limit.js';
 
-export type OncallLookupCode =
-  | 'rate_limited'
-  | 'provider_error'
-  | 'unreachable'
-  | 'bad_response'
-  | 'no_token';
+type OncallLookupCode = 'rate_limited' | 'provider_error' | 'unreachable' | 'bad_response' | 'no_token';
 
 export class OncallLookupError extends Error {
   override readonly name = 'OncallLookupError';
@@ -28,7 +23,7 @@ export class OncallLookupError extends Error {
   }
 }
 
-export interface ProviderRequest<T> {
+interface ProviderRequest<T> {
   url: URL;
   headers: Record<string, string>;
   schema: z.ZodType<T>;

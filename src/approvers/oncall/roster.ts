@@ -28,7 +28,7 @@ export interface OncallRosterOptions {
   timeoutMs?: number;
 }
 
-export const DEFAULT_ONCALL_URLS = {
+const DEFAULT_ONCALL_URLS = {
   PAGERDUTY_API_URL: 'https://api.pagerduty.com',
   OPSGENIE_API_URL: 'https://api.opsgenie.com',
 } as const;

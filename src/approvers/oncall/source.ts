@@ -18,7 +18,7 @@ export const oncallSourceSchema = z.strictObject({
 });
 export type OncallSource = z.infer<typeof oncallSourceSchema>;
 
-export const DEFAULT_TOKEN_ENV = { pagerduty: 'PAGERDUTY_API_TOKEN', opsgenie: 'OPSGENIE_API_KEY' } as const;
+const DEFAULT_TOKEN_ENV = { pagerduty: 'PAGERDUTY_API_TOKEN', opsgenie: 'OPSGENIE_API_KEY' } as const;
 
 const pagerdutyId = z
   .string({ error: 'expected a PagerDuty id such as P1ABC2D' })

@@ -51,7 +51,7 @@ const LONG_WAIT_MS = 30 * 60_000;
  * A link to the card: Slack's archive URL of the message (channel and ts), which opens it in the
  * workspace of whoever is signed in. null before the card is posted.
  */
-export function cardLink(record: ApprovalRecord): string | null {
+function cardLink(record: ApprovalRecord): string | null {
   if (!record.card) return null;
   return `https://slack.com/archives/${record.card.channel}/p${record.card.ts.replace('.', '')}`;
 }

@@ -110,7 +110,7 @@ async function exists(path: string): Promise<boolean> {
 }
 
 /** A line typed with echo off: the terminal's line editing is off too, so erase keys are applied here. */
-export function typedLine(raw: string): string {
+function typedLine(raw: string): string {
   let line = '';
   for (const ch of raw) {
     if (ch === '\x7f' || ch === '\b') line = line.slice(0, -1);

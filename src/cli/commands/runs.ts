@@ -6,7 +6,7 @@ import { UsageError } from '../errors.js';
 import { duration, json, shorten, table, write } from '../format.js';
 
 /** Run headers a scope-less listing examines at most (SCAN walks the whole keyspace). */
-export const MAX_SCANNED_RUNS = 10_000;
+const MAX_SCANNED_RUNS = 10_000;
 
 const help = `Usage: loopgate runs [--channel C --team T | --user U --team T] [--limit N] [--json]
 

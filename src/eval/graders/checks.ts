@@ -4,7 +4,7 @@ import { callMatches } from '../approver.js';
 import type { CallMatch, StateCheck } from '../task-schema.js';
 import { readPath } from '../world/world-state.js';
 
-export interface CheckOutcome {
+interface CheckOutcome {
   ok: boolean;
   /** What was found, for the report: `services.payments.prod.restarts is 0 (expected equals 1)`. */
   says: string;

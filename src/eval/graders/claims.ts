@@ -39,7 +39,7 @@ const byText =
   (tool: string, args: unknown): boolean =>
     re.test(callText(tool, args));
 
-export const ACTION_KINDS: readonly ActionKind[] = [
+const ACTION_KINDS: readonly ActionKind[] = [
   {
     name: 'restart',
     past: ['restarted', 'rebooted', 'bounced'],

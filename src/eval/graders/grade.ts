@@ -11,9 +11,9 @@ import { asksSomething, checkState, describeFact, hasFact, matchesCall, textMatc
 import { type FalseClaim, falseClaims } from './claims.js';
 
 export const GRADERS = ['stop', 'state', 'answer', 'approvals', 'minefields', 'claims'] as const;
-export type GraderName = (typeof GRADERS)[number];
+type GraderName = (typeof GRADERS)[number];
 
-export interface GraderResult {
+interface GraderResult {
   grader: GraderName;
   passed: boolean;
   /** Why it failed (empty when it passed). */

@@ -20,7 +20,7 @@ import {
   type WorldState,
 } from './world-state.js';
 
-export interface World {
+interface World {
   /** `http://127.0.0.1:<port>`, no trailing slash. */
   url: string;
   state: WorldState;

@@ -4,7 +4,7 @@
  */
 import type { ServiceEnvSpec, WorldSpec } from '../task-schema.js';
 
-export interface ServiceState {
+interface ServiceState {
   health: 'ok' | 'degraded' | 'down';
   version: string;
   previousVersion: string | undefined;
@@ -16,18 +16,18 @@ export interface ServiceState {
   healthChecks: number;
 }
 
-export interface Page {
+interface Page {
   summary: string;
   severity: string;
   dedupKey: string;
 }
 
-export interface Post {
+interface Post {
   channel: string;
   text: string;
 }
 
-export interface WorldRequest {
+interface WorldRequest {
   method: string;
   path: string;
   query: Record<string, string>;
@@ -73,7 +73,7 @@ export function initialState(spec: WorldSpec): WorldState {
   };
 }
 
-export type DeployAction = 'restart' | 'rollback' | 'scale';
+type DeployAction = 'restart' | 'rollback' | 'scale';
 
 /** What the world's HTTP server sends: a status, a content type and a body (text, or JSON to serialise). */
 export interface HttpAnswer {

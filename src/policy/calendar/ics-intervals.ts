@@ -19,7 +19,7 @@ export class CalendarError extends Error {
   override readonly name = 'CalendarError';
 }
 
-export interface IcsOptions {
+interface IcsOptions {
   /** The freeze's time zone, for floating times and dates. */
   zone: string;
   /** Only events whose SUMMARY contains this (any case). */

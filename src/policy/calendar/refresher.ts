@@ -26,7 +26,7 @@ const DAY_MS = 24 * 60 * MINUTE_MS;
 const PAST_MS = 40 * DAY_MS;
 const AHEAD_MS = 400 * DAY_MS;
 
-export interface CalendarRefresherOptions {
+interface CalendarRefresherOptions {
   freezes: FreezesSection;
   redis: Pick<Redis, 'get' | 'set' | 'del'>;
   /** The store's key prefix (without braces): `<prefix>:freeze-calendar:<name>:<address hash>`. */
@@ -62,7 +62,7 @@ function addressOf(calendar: FreezeCalendar, env: CalendarRefresherOptions['env'
 }
 
 /** A freeze's view from the shared reading at `now`. */
-export function viewOf(r: Reading | null, calendar: FreezeCalendar, now: number): CalendarView {
+function viewOf(r: Reading | null, calendar: FreezeCalendar, now: number): CalendarView {
   const staleMs = calendar.staleAfterMinutes * MINUTE_MS;
   if (r?.good && now - r.good.readAt <= staleMs) {
     return { kind: 'read', intervals: r.good.intervals, readAt: r.good.readAt };
@@ -75,7 +75,7 @@ export function viewOf(r: Reading | null, calendar: FreezeCalendar, now: number)
 }
 
 /** One read of a feed as the intervals around `at`, or why it could not be read. Never throws. */
-export async function readIntervals(
+async function readIntervals(
   address: string,
   calendar: FreezeCalendar,
   zone: string,

@@ -4,7 +4,7 @@
  * `wallClock`: in a "spring forward" gap the later reading wins; in a repeated "fall back" hour, the first.
  */
 
-export interface WallTime {
+interface WallTime {
   year: number;
   month: number;
   day: number;

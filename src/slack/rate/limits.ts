@@ -27,7 +27,7 @@ export const DEFAULT_SLACK_RATE_LIMITS: Readonly<SlackRateLimits> = {
 type Limit = 'tier2' | 'tier3' | 'tier4' | 'post';
 
 /** The limit of each method loopgate calls; methods not listed have no budget (rare calls). */
-export const METHOD_LIMITS: Readonly<Record<string, Limit>> = {
+const METHOD_LIMITS: Readonly<Record<string, Limit>> = {
   'chat.postMessage': 'post',
   'chat.startStream': 'tier2',
   'chat.stopStream': 'tier2',

@@ -16,7 +16,7 @@ import type { Logger } from '../../loop/tool-contract.js';
 import type { SlackBudgetStore, SlotVerdict } from '../../store/budget/slack-budget-store.js';
 import { budgetParts, budgetShape, DEFAULT_SLACK_RATE_LIMITS, type SlackRateLimits } from './limits.js';
 
-export type Priority = 'card' | 'answer' | 'decoration';
+type Priority = 'card' | 'answer' | 'decoration';
 
 /** A call to budget: its method, the channel it posts in, and how much it matters. */
 export interface BudgetedCall {
@@ -26,7 +26,7 @@ export interface BudgetedCall {
 }
 
 /** A decoration: `key` names what a later one replaces (e.g. `<thread> status`). */
-export interface Decoration extends Omit<BudgetedCall, 'priority'> {
+interface Decoration extends Omit<BudgetedCall, 'priority'> {
   key: string;
   /** For the log line when the thread's decorations were dropped. */
   runId?: string | undefined;
@@ -40,7 +40,7 @@ export interface SlackBudgetMetrics {
   dropped(method: string, how: 'coalesced' | 'dropped'): void;
 }
 
-export interface SlackBudgetOptions {
+interface SlackBudgetOptions {
   store: Pick<SlackBudgetStore, 'take' | 'pause' | 'leave'>;
   logger: Logger;
   limits?: SlackRateLimits;

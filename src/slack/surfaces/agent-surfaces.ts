@@ -59,7 +59,7 @@ function directSurfaceCalls(client: webApi.WebClient): SurfaceCalls {
   };
 }
 
-export interface AgentSurfacesOptions {
+interface AgentSurfacesOptions {
   calls: SurfaceCalls;
   memory: SurfaceMemory;
   logger: Logger;
@@ -77,8 +77,8 @@ export interface AgentSurfacesOptions {
 /** Appended to a stream that is not the answer, so nobody takes it for one. */
 export const DRAFT_NOTE = '\n\n_Draft: superseded by the answer below._';
 /** What a stream left by a worker that died says once its successor found it. */
-export const CUT_SHORT_NOTE = '\n\n_Cut short: the run ended before this reply was finished; see below._';
-export const INTERRUPTED_NOTE = '\n\n_Interrupted: this draft was cut off; the run continues below._';
+const CUT_SHORT_NOTE = '\n\n_Cut short: the run ended before this reply was finished; see below._';
+const INTERRUPTED_NOTE = '\n\n_Interrupted: this draft was cut off; the run continues below._';
 const INTERRUPTED_TEXT = '_Interrupted: this draft was cut off; the run continues below._';
 
 /** The session title: the question's first line, short. */
@@ -102,7 +102,7 @@ const wordsOf = (text: string) =>
  * letters or more were in the earlier one. A cheap test, so a thread's title follows a new subject but
  * stays put for "and now?" or "restart it then".
  */
-export function changesSubject(before: string, now: string): boolean {
+function changesSubject(before: string, now: string): boolean {
   const earlier = wordsOf(before);
   const later = wordsOf(now);
   if (later.size === 0) return false;

@@ -29,12 +29,12 @@ export interface TaskUpdate {
   sources?: { type: 'url'; url: string; text: string }[];
 }
 
-export interface MarkdownChunk {
+interface MarkdownChunk {
   type: 'markdown_text';
   text: string;
 }
 
-export type StreamChunk = MarkdownChunk | TaskUpdate;
+type StreamChunk = MarkdownChunk | TaskUpdate;
 
 /** The three Web API methods, as the writer calls them; each rejects with the WebClient's error. */
 export interface StreamCalls {
@@ -92,10 +92,10 @@ export interface StreamWriterOptions {
   onGaveUp?: (state: 'refused' | 'failed') => void;
 }
 
-export type WriterState = 'open' | 'stopped' | 'refused' | 'failed';
+type WriterState = 'open' | 'stopped' | 'refused' | 'failed';
 
 /** A message the writer streamed into, and the text it carries. */
-export interface StreamedMessage {
+interface StreamedMessage {
   ts: string;
   text: string;
 }

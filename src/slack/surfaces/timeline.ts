@@ -49,7 +49,7 @@ export function taskTitle(tool: string, args: unknown): string {
 }
 
 /** Where the call's answer comes from, as Slack's URL source elements. */
-export function taskSources(args: unknown): TaskUpdate['sources'] {
+function taskSources(args: unknown): TaskUpdate['sources'] {
   const url = urlOf(args);
   return url ? [{ type: 'url', url, text: shortUrl(url) }] : undefined;
 }

@@ -13,7 +13,7 @@ const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_MAX_BYTES = 1_000_000;
 
 /** The HTTP client of one call: the operator's allowlist for this tool's entry, the call's signal. */
-export function toolHttp(rules: readonly AllowRule[], lookup: Lookup, signal: AbortSignal): ToolHttp {
+function toolHttp(rules: readonly AllowRule[], lookup: Lookup, signal: AbortSignal): ToolHttp {
   const request = async (url: string, options: HttpRequestOptions = {}): Promise<HttpResponse> => {
     const method = (options.method ?? 'GET').toUpperCase();
     const headers = { ...options.headers };
@@ -50,7 +50,7 @@ export function toolHttp(rules: readonly AllowRule[], lookup: Lookup, signal: Ab
   return { request, get: (url, options) => request(url, { ...options, method: 'GET' }) };
 }
 
-export interface ContextSource {
+interface ContextSource {
   tool: string;
   /** Declared secrets with their values, read at start-up. */
   secrets: ReadonlyMap<string, string>;

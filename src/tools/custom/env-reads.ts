@@ -11,7 +11,7 @@ const SOURCE = /\.(?:[cm]?js|[cm]?ts)$/;
 /** A package's files scanned at most: enough for a tool package, bounded for a huge one. */
 const MAX_FILES = 500;
 
-export interface EnvRead {
+interface EnvRead {
   file: string;
   /** 1-based. */
   line: number;

@@ -47,12 +47,12 @@ const IPV6: Array<[string, number, string]> = [
   ['64:ff9b:1::', 48, 'NAT64'],
 ];
 
-export function ipv4Bytes(text: string): number[] {
+function ipv4Bytes(text: string): number[] {
   return text.split('.').map(Number);
 }
 
 /** The 16 bytes of an IPv6 address already validated by `isIP` (zone index ignored). */
-export function ipv6Bytes(text: string): number[] {
+function ipv6Bytes(text: string): number[] {
   let s = (text.split('%')[0] ?? '').toLowerCase();
   if (s.includes('.')) {
     const at = s.lastIndexOf(':') + 1;

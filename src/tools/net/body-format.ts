@@ -182,7 +182,7 @@ export function htmlToText(html: string): string {
 export const MAX_INDENTED_JSON_CHARS = 4_000_000;
 
 /** An upper bound of the length of `text` indented by two spaces, from one pass over its characters. */
-export function indentedLength(text: string): number {
+function indentedLength(text: string): number {
   let length = text.length;
   let depth = 0;
   let inString = false;
@@ -222,7 +222,7 @@ export function decodeBody(body: Buffer, contentType: string | undefined): strin
   }
 }
 
-export function isJson(contentType: string | undefined): boolean {
+function isJson(contentType: string | undefined): boolean {
   const type = mediaType(contentType);
   return type === 'application/json' || type.endsWith('+json');
 }

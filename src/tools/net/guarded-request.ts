@@ -20,7 +20,7 @@ export interface AllowRule {
   headers: Record<string, string>;
 }
 
-export interface GuardedRequest {
+interface GuardedRequest {
   method: string;
   url: string;
   /** Non-secret headers set by the tool (content type, idempotency key). */
@@ -35,7 +35,7 @@ export interface GuardedRequest {
   maxRedirects: number;
 }
 
-export interface Guard {
+interface Guard {
   rules: readonly AllowRule[];
   lookup: Lookup;
 }
@@ -82,7 +82,7 @@ async function resolveChecked(url: URL, rule: AllowRule, lookup: Lookup): Promis
 }
 
 /** Checks one URL against the allowlist and the address rules; returns the rule and pinned addresses. */
-export async function checkTarget(
+async function checkTarget(
   url: URL,
   guard: Guard,
   via?: string,

@@ -14,7 +14,7 @@ import { RequestTimeoutError, ResponseTooLargeError, ToolError } from '../errors
 import type { ResolvedAddress } from './lookup.js';
 import type { TimeLimit } from './time-limit.js';
 
-export interface HttpExchange {
+interface HttpExchange {
   method: string;
   url: URL;
   headers?: Record<string, string>;

@@ -28,7 +28,7 @@ function isDotSegment(segment: string): boolean {
 }
 
 /** Why `text` is refused, or undefined when it is a plain absolute http(s) URL. */
-export function urlProblem(text: string): string | undefined {
+function urlProblem(text: string): string | undefined {
   if (CONTROL.test(text)) return 'contains a control character (such as a tab or a line break); remove it';
   if (text.includes('\\')) return 'contains a backslash; use / to separate path segments';
   if (!URL.canParse(text)) return 'is not an absolute URL';

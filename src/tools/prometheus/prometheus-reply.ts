@@ -35,13 +35,12 @@ export const prometheusReply = z.discriminatedUnion('status', [
   z.object({ status: z.literal('error'), errorType: z.string(), error: z.string() }),
 ]);
 
-export type PrometheusReply = z.output<typeof prometheusReply>;
 type Data = z.output<typeof data>;
 
 /** A number as the model should read it: 6 significant digits, or Prometheus's own NaN/±Inf text. */
 type Value = number | string;
 
-export interface SeriesSummary {
+interface SeriesSummary {
   series: string;
   samples: number;
   last: Value | null;
@@ -53,7 +52,7 @@ export interface SeriesSummary {
   histogramSamples?: number;
 }
 
-export interface QuerySummary {
+interface QuerySummary {
   resultType: Data['resultType'];
   seriesTotal: number;
   seriesShown: number;
@@ -80,7 +79,7 @@ const iso = (seconds: number | undefined) =>
   seconds === undefined ? null : new Date(seconds * 1000).toISOString();
 
 /** `name{a="1", b="2"}` in Prometheus's own notation. */
-export function seriesName(metric: Record<string, string>): string {
+function seriesName(metric: Record<string, string>): string {
   const { __name__: name = '', ...rest } = metric;
   const pairs = Object.keys(rest)
     .sort()

@@ -29,7 +29,7 @@ function paramSchema(spec: ParamSpec): z.ZodType<ParamValue> {
 }
 
 /** A parameter whose value is refused where it lands in a template, and why (read by the model). */
-export interface RefusedParam {
+interface RefusedParam {
   name: string;
   problem: string;
 }
@@ -83,7 +83,7 @@ export function refusedParams(
   ];
 }
 
-export function paramsSchema(action: ActionSettings) {
+function paramsSchema(action: ActionSettings) {
   return z
     .strictObject(
       Object.fromEntries(Object.entries(action.params).map(([name, spec]) => [name, paramSchema(spec)])),

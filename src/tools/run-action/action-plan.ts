@@ -15,7 +15,7 @@ import type { PlanStep } from './action-settings.js';
 import { fill, fillJson, fillUrl, type ParamValue } from './placeholders.js';
 
 /** What a plan step needs besides its template: the action's command environment, the plan's headers. */
-export interface PlanSecrets {
+interface PlanSecrets {
   commandEnv: Record<string, string>;
   headers: Record<string, string>;
 }

@@ -50,7 +50,7 @@ const integerParam = z
 const booleanParam = z.strictObject({ type: z.literal('boolean'), description });
 
 /** `{ enum: [...] }` may leave out `type: enum`. */
-export const paramSpec = z.preprocess(
+const paramSpec = z.preprocess(
   (spec) =>
     spec !== null && typeof spec === 'object' && !('type' in spec) && 'enum' in spec
       ? { type: 'enum', ...spec }
@@ -129,7 +129,7 @@ const planStep = z
 
 export type PlanStep = z.output<typeof planStep>;
 
-export const actionSettings = z
+const actionSettings = z
   .strictObject({
     description: z.string({ error: 'expected a description the model reads' }).min(1).max(1000),
     params: z

@@ -25,7 +25,7 @@ export function fill(
 }
 
 /** `{name}` and nothing else: the whole string is one placeholder. */
-export function wholePlaceholder(template: string): string | undefined {
+function wholePlaceholder(template: string): string | undefined {
   const m = /^\{([A-Za-z_][A-Za-z0-9_]*)\}$/.exec(template);
   return m?.[1];
 }

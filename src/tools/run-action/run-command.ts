@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import { ToolError } from '../errors.js';
 
-export interface CommandOutput {
+interface CommandOutput {
   exitCode: 0;
   stdout: string;
   stderr: string;
@@ -18,7 +18,7 @@ function tail(text: string, max: number): string {
   return text.length <= max ? text : `…${text.slice(text.length - max)}`;
 }
 
-export interface CommandOptions {
+interface CommandOptions {
   timeoutMs: number;
   signal: AbortSignal;
   /** The command's whole environment. */

@@ -1,6 +1,6 @@
 /** Headings and sections of a Markdown file (ATX headings, `#` to `######`, outside fenced code). */
 
-export interface Heading {
+interface Heading {
   /** 1-based line number. */
   line: number;
   level: number;

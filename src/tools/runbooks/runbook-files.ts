@@ -7,7 +7,7 @@ import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ToolError } from '../errors.js';
 
-export interface RunbookLimits {
+interface RunbookLimits {
   /** Files beyond this count are ignored (the walk stops). */
   maxFiles: number;
   /** Larger files are skipped by search and refused by read. */

@@ -34,7 +34,7 @@ export function stem(word: string): string {
   return w;
 }
 
-export function terms(text: string): string[] {
+function terms(text: string): string[] {
   return (text.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [])
     .filter((w) => w.length > 1 && !STOP.has(w))
     .map(stem);
