@@ -222,6 +222,29 @@ describe('the calendar refresher', () => {
     expect(secretNames(policyFor(server))).toContain('FREEZE_URL');
   });
 
+  it('keeps events from 40 days back to 400 days ahead', async () => {
+    const DAY = 24 * 60 * MINUTE;
+    const policy = policyFor(server);
+    server.answer(SECRET_PATH, {
+      kind: 'calendar',
+      text: calendar(
+        ...[-41, -39, 399, 401].map((d) =>
+          event(
+            `d${d}`,
+            'SUMMARY:f',
+            `DTSTART:${stamp(clock + d * DAY)}`,
+            `DTEND:${stamp(clock + d * DAY + MINUTE)}`,
+          ),
+        ),
+      ),
+    });
+    await readCalendarsOnce(policy.freezes, { FREEZE_URL: `${server.url}${SECRET_PATH}` }, clock);
+    const view = policy.freezes.launch?.calendar?.view.current;
+    expect(view?.kind === 'read' && view.intervals.map((i) => Math.round((i.start - clock) / DAY))).toEqual([
+      -39, 399,
+    ]);
+  });
+
   it('reads each feed once, without Redis, for a one-off command', async () => {
     const policy = policyFor(server, ', match: launch');
     server.answer(SECRET_PATH, { kind: 'calendar', text: feed(clock - MINUTE, clock + MINUTE) });
