@@ -45,7 +45,7 @@ export interface StageOptions {
   inherit?: Readonly<Record<string, string | undefined>>;
   /** Default warn. */
   logLevel?: string;
-  /** How long the processes may take to become ready. Default 30 s. */
+  /** How long the processes may take to become ready. Default 90 s (a loaded machine takes long). */
   readyTimeoutMs?: number;
 }
 
@@ -151,7 +151,7 @@ export async function startStage(opts: StageOptions): Promise<Stage> {
       startProcess('worker', env, opts.cwd, join(opts.logDir, 'worker.log')),
     );
     const base = `http://127.0.0.1:${port}`;
-    await waitReady(`http://127.0.0.1:${probesPort}`, processes, opts.readyTimeoutMs ?? 30_000);
+    await waitReady(`http://127.0.0.1:${probesPort}`, processes, opts.readyTimeoutMs ?? 90_000);
     const fake = slack;
     return {
       slack: fake,

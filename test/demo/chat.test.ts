@@ -54,7 +54,7 @@ afterEach(async () => {
   chat = openai = service = dir = undefined;
 });
 
-describe('npm run chat', { timeout: 60_000 }, () => {
+describe('npm run chat', { timeout: 180_000 }, () => {
   it('plays a thread against the real processes: status, a card refused for the requester, approved as U0MGR, the answer', async () => {
     dir = mkdtempSync(join(tmpdir(), 'loopgate-chat-test-'));
     service = await startHttpFixture((_req, res) => reply(res, 200, 'application/json', '{"ok":true}'));
@@ -67,7 +67,7 @@ describe('npm run chat', { timeout: 60_000 }, () => {
       dir,
     );
     const c = chat;
-    await c.waitFor('U0YOU > ', 40_000);
+    await c.waitFor('U0YOU > ', 100_000);
     const prefix = /keys under (\{[^}]+\})/.exec(c.stdout())?.[1];
     expect(prefix).toMatch(/^\{loopgate-chat-[0-9a-f]+\}$/);
 
@@ -109,7 +109,7 @@ describe('npm run chat', { timeout: 60_000 }, () => {
     dir = mkdtempSync(join(tmpdir(), 'loopgate-chat-test-'));
     chat = spawnProgram('chat', { REDIS_URL }, dir);
     const c = chat;
-    await c.waitFor('U0YOU > ', 40_000);
+    await c.waitFor('U0YOU > ', 100_000);
     expect(c.stdout()).toContain(
       "No OPENAI_API_KEY (in the environment or .env): playing the demo's scripted on-call model",
     );
@@ -147,7 +147,7 @@ describe('npm run chat', { timeout: 60_000 }, () => {
       dir,
     );
     const c = chat;
-    await c.waitFor('U0YOU > ', 40_000);
+    await c.waitFor('U0YOU > ', 100_000);
     expect(c.stdout()).toContain('user group S0SRE (members U0MEMBER1, U0MEMBER2): stand-ins');
     c.type('/group S0SRE U0LEAD,U0OTHER');
     await c.waitFor('(user group S0SRE (members U0LEAD, U0OTHER); /as one of them to decide its cards)');
