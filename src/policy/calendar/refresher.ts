@@ -134,8 +134,12 @@ export function startCalendarRefresher(o: CalendarRefresherOptions): CalendarRef
     const raw = await o.redis.get(key);
     if (raw === null) return null;
     // A damaged entry is read again rather than trusted.
-    const parsed = reading.safeParse(JSON.parse(raw));
-    return parsed.success ? parsed.data : null;
+    try {
+      const parsed = reading.safeParse(JSON.parse(raw));
+      return parsed.success ? parsed.data : null;
+    } catch {
+      return null;
+    }
   };
 
   const read = async (name: string, calendar: FreezeCalendar, address: string, before: Reading | null) => {

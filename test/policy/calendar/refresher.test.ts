@@ -199,6 +199,20 @@ describe('the calendar refresher', () => {
     expect(server.requests).toEqual([SECRET_PATH, SECRET_PATH]);
   });
 
+  it('reads a feed again over a damaged shared reading', async () => {
+    server.answer(SECRET_PATH, { kind: 'calendar', text: feed(clock - MINUTE, clock + MINUTE) });
+    const policy = policyFor(server);
+    const r = refresher(policy);
+    await r.ready;
+    const keys = await fx.redis.keys(`${fx.prefix}:freeze-calendar:launch:*`);
+    const key = keys.find((k) => !k.endsWith(':lock'));
+    if (!key) throw new Error('expected the shared reading');
+    await fx.redis.set(key, '{not json');
+    await r.refresh();
+    expect(server.requests).toEqual([SECRET_PATH, SECRET_PATH]);
+    expect(activeFreezes(policy.freezes, clock).inForce).toEqual(['launch']);
+  });
+
   it('names the variable when the address is not set, and reads nothing', async () => {
     const policy = policyFor(server);
     const r = startCalendarRefresher({
