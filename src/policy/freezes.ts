@@ -26,22 +26,15 @@
  * treats a rule on it as undecidable (failing closed: never allowed by it, asked of people).
  */
 import { z } from 'zod';
+import { knownZone, wallAt } from './calendar/zone-time.js';
 
 const DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
 const MINUTES_PER_WEEK = 7 * 24 * 60;
 
 /** A zone Intl knows (`Europe/Berlin`, `UTC`); checked at load by building a formatter for it. */
-const timeZone = z.string().refine(
-  (zone) => {
-    try {
-      new Intl.DateTimeFormat('en-US', { timeZone: zone });
-      return true;
-    } catch {
-      return false;
-    }
-  },
-  { error: 'expected an IANA time zone such as Europe/Berlin or UTC' },
-);
+const timeZone = z
+  .string()
+  .refine((zone) => knownZone(zone), { error: 'expected an IANA time zone such as Europe/Berlin or UTC' });
 
 /** `2026-12-20 00:00` (or with a T), normalised to `2026-12-20T00:00` so wall times compare as text. */
 const wallTime = z
@@ -164,37 +157,14 @@ const freezeName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, {
 export const freezesSection = z.record(freezeName, freezeSchema);
 export type FreezesSection = z.output<typeof freezesSection>;
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-/** One formatter per zone (building one costs far more than using it). */
-function formatterFor(zone: string): Intl.DateTimeFormat {
-  let f = formatters.get(zone);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone: zone,
-      hourCycle: 'h23',
-      weekday: 'short',
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-    });
-    formatters.set(zone, f);
-  }
-  return f;
-}
+const pad = (n: number) => String(n).padStart(2, '0');
 
 /** The wall time of `now` in `zone`: `2026-12-20T18:05` and minutes since that week's Monday 00:00. */
 export function wallClock(now: number, zone: string): { text: string; minuteOfWeek: number } {
-  const parts: Record<string, string> = {};
-  for (const p of formatterFor(zone).formatToParts(new Date(now))) parts[p.type] = p.value;
-  const day = DAYS.indexOf((parts.weekday ?? '').slice(0, 3).toLowerCase() as (typeof DAYS)[number]);
-  const hour = Number(parts.hour);
-  const minute = Number(parts.minute);
+  const w = wallAt(now, zone);
   return {
-    text: `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}`,
-    minuteOfWeek: day * 24 * 60 + hour * 60 + minute,
+    text: `${w.year}-${pad(w.month)}-${pad(w.day)}T${pad(w.hour)}:${pad(w.minute)}`,
+    minuteOfWeek: w.weekday * 24 * 60 + w.hour * 60 + w.minute,
   };
 }
 

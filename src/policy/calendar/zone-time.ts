@@ -17,12 +17,14 @@ const DAY_MS = 24 * 60 * 60_000;
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
+/** One formatter per zone (building one costs far more than using it). */
 function formatterFor(zone: string): Intl.DateTimeFormat {
   let f = formatters.get(zone);
   if (!f) {
     f = new Intl.DateTimeFormat('en-US', {
       timeZone: zone,
       hourCycle: 'h23',
+      weekday: 'short',
       year: 'numeric',
       month: 'numeric',
       day: 'numeric',
@@ -46,11 +48,27 @@ export function knownZone(zone: string | undefined): zone is string {
   }
 }
 
+const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
+
+/** What `zone`'s clocks show at `instant`; `weekday` 0 is Monday. */
+export function wallAt(instant: number, zone: string): WallTime & { weekday: number } {
+  const p: Record<string, string> = {};
+  for (const part of formatterFor(zone).formatToParts(new Date(instant))) p[part.type] = part.value;
+  return {
+    year: Number(p.year),
+    month: Number(p.month),
+    day: Number(p.day),
+    hour: Number(p.hour),
+    minute: Number(p.minute),
+    second: Number(p.second),
+    weekday: WEEKDAYS.indexOf(p.weekday ?? ''),
+  };
+}
+
 /** How far `zone`'s wall clock is ahead of UTC at `instant`, in ms. */
 function offsetAt(instant: number, zone: string): number {
-  const p: Record<string, number> = {};
-  for (const part of formatterFor(zone).formatToParts(new Date(instant))) p[part.type] = Number(part.value);
-  const wall = Date.UTC(p.year ?? 0, (p.month ?? 1) - 1, p.day, p.hour, p.minute, p.second);
+  const w = wallAt(instant, zone);
+  const wall = Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second);
   return wall - Math.floor(instant / 1000) * 1000;
 }
 
