@@ -26,6 +26,7 @@
  * treats a rule on it as undecidable (failing closed: never allowed by it, asked of people).
  */
 import { z } from 'zod';
+import { envVarName } from '../tools/settings.js';
 import { knownZone, wallAt } from './calendar/zone-time.js';
 
 const DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
@@ -92,10 +93,6 @@ export interface CalendarCell {
   current: CalendarView;
 }
 
-const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
-  error: 'expected the name of an environment variable (letters, digits, _)',
-});
-
 /** `https://…`, `http://…` or `webcal://…` (read as https, as calendar apps do). */
 const feedUrl = z
   .string({ error: 'expected an https, http or webcal URL' })
@@ -111,7 +108,7 @@ const feedUrl = z
 const calendarSchema = z
   .strictObject({
     url: feedUrl.optional(),
-    urlEnv: envName.optional(),
+    urlEnv: envVarName.optional(),
     refreshMinutes: z.number().int().min(1).max(1440).default(15),
     /** How long the last good reading is trusted when the feed cannot be read. Default 4 refreshes, ≥ 1 h. */
     staleAfterMinutes: z

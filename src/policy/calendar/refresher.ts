@@ -61,6 +61,12 @@ function addressOf(calendar: FreezeCalendar, env: CalendarRefresherOptions['env'
   return calendar.url ?? (calendar.urlEnv ? env[calendar.urlEnv] || undefined : undefined);
 }
 
+/** The view of a calendar whose address variable is not set in this process. */
+const unsetAddress = (calendar: FreezeCalendar): CalendarView => ({
+  kind: 'unknown',
+  why: `environment variable ${calendar.urlEnv} is not set`,
+});
+
 /** A freeze's view from the shared reading at `now`. */
 function viewOf(r: Reading | null, calendar: FreezeCalendar, now: number): CalendarView {
   const staleMs = calendar.staleAfterMinutes * MINUTE_MS;
@@ -107,10 +113,7 @@ export async function readCalendarsOnce(
     calendarFreezes(freezes).map(async ([name, calendar]) => {
       const address = addressOf(calendar, env);
       if (!address) {
-        calendar.view.current = {
-          kind: 'unknown',
-          why: `environment variable ${calendar.urlEnv} is not set`,
-        };
+        calendar.view.current = unsetAddress(calendar);
         return;
       }
       const got = await readIntervals(address, calendar, freezes[name]?.timeZone ?? 'UTC', at, timeoutMs);
@@ -155,7 +158,7 @@ export function startCalendarRefresher(o: CalendarRefresherOptions): CalendarRef
 
   const look = async (name: string, calendar: FreezeCalendar): Promise<CalendarView> => {
     const address = addressOf(calendar, o.env);
-    if (!address) return { kind: 'unknown', why: `environment variable ${calendar.urlEnv} is not set` };
+    if (!address) return unsetAddress(calendar);
     const key = keyOf(name, address);
     let r = await stored(key);
     const due = !r || now() - r.triedAt >= calendar.refreshMinutes * MINUTE_MS;
