@@ -1,14 +1,13 @@
+import { callContext, callTimeoutMs, runToolCall } from './call-pipeline.js';
 import { continueWhenSettled } from './delegate.js';
 import { RunStatusError } from './errors.js';
-import { type CallContext, executeCall, verifyCall } from './execute.js';
+import type { CallContext } from './execute.js';
 import { endRun } from './finish.js';
 import type { ActionRecord, CallPlan, Decision, GatedCall, PlanHashes } from './gated-calls.js';
 import { argsHash, callSignature } from './hash.js';
 import { errorResult, summarise } from './observation.js';
 import { checkPlan } from './plan.js';
 import type { EngineDeps } from './ports.js';
-import { keeperFor } from './read-result.js';
-import { realSleep, retryPlanFor } from './retry.js';
 import type { Evidence, RunState, StepOutcome } from './run-state.js';
 import type { EditedArguments, ToolResult } from './tool-result.js';
 import { setSlot } from './turn.js';
@@ -183,15 +182,9 @@ async function executeExactly(
     const result = errorResult('unknown_tool', `Not executed: ${call.tool} is no longer configured.`);
     return { result, action: record(call, d, 'not_executed', result), evidence: [] };
   }
-  const ctx: CallContext = {
-    runId: state.runId,
-    toolCallId: call.toolCallId,
-    ...(deps.threadId === undefined ? {} : { threadId: deps.threadId }),
-    requester: state.requester,
-    logger: deps.logger.child({ runId: state.runId, toolCallId: call.toolCallId }),
-  };
+  const ctx = callContext(state, call.toolCallId, deps);
   // Approved work is not cut short by the run's deadline: the person asked for it to happen.
-  const timeoutMs = tool.timeoutMs ?? state.limits.toolTimeoutMs;
+  const timeoutMs = callTimeoutMs(state, tool, deps, false);
   const planned = await planGate(call, d, tool, ctx, timeoutMs, deps);
   if ('stop' in planned) return planned.stop;
   const gate = deps.ledger ? await deps.ledger.begin(call, planned.proceed) : ({ proceed: true } as const);
@@ -202,68 +195,15 @@ async function executeExactly(
       evidence: [],
     };
   }
-  deps.emit({
-    type: 'tool_started',
-    runId: state.runId,
-    toolCallId: call.toolCallId,
-    tool: call.tool,
-    effect: call.effect,
-    args: call.args,
-  });
-  const ran = await executeCall(tool, call.args, ctx, {
-    timeoutMs,
-    maxObservationChars: state.limits.maxObservationChars,
-    ...retryPlanFor(tool),
-    ...keeperFor(state, deps, call.toolCallId),
-    sleep: deps.sleep ?? realSleep,
-    random: deps.random ?? Math.random,
-    onRetry: (a) =>
-      deps.emit({
-        type: 'tool_retried',
-        runId: state.runId,
-        toolCallId: call.toolCallId,
-        tool: call.tool,
-        effect: call.effect,
-        ...a,
-      }),
-  });
-  if (deps.ledger) await deps.ledger.finish(call, ran.result);
-  deps.emit({
-    type: 'tool_finished',
-    runId: state.runId,
-    toolCallId: call.toolCallId,
-    tool: call.tool,
-    effect: call.effect,
-    ok: ran.result.ok,
-    code: ran.result.ok ? undefined : ran.result.error.code,
-    durationMs: ran.durationMs,
-  });
-  const evidence: Evidence[] = [];
-  let result = ran.result;
-  if (ran.result.ok) {
-    const now = deps.clock.now();
-    evidence.push({
-      toolCallId: call.toolCallId,
-      tool: call.tool,
-      kind: 'result',
-      ok: true,
-      summary: summarise(ran.result),
-      at: now,
-    });
-    const check = await verifyCall(tool, call.args, ran.raw, ctx, timeoutMs);
-    if (check) {
-      evidence.push({
-        toolCallId: call.toolCallId,
-        tool: call.tool,
-        kind: 'verification',
-        ok: check.ok,
-        summary: check.summary,
-        at: deps.clock.now(),
-      });
-      result = { ...ran.result, verification: check };
-    }
-  }
-  return { result, action: record(call, d, ran.result.ok ? 'succeeded' : 'failed', ran.result), evidence };
+  const { ledger } = deps;
+  const ran = await runToolCall(
+    state,
+    { tool, args: call.args, toolCallId: call.toolCallId, effect: call.effect },
+    deps,
+    { bounded: false, verify: true, ...(ledger && { record: (result) => ledger.finish(call, result) }) },
+  );
+  // The action records the execution's outcome; a failed verification is evidence, not a failed call.
+  return { ...ran, action: record(call, d, ran.result.ok ? 'succeeded' : 'failed', ran.result) };
 }
 
 /**

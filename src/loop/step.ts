@@ -11,18 +11,18 @@ import {
 } from './budget.js';
 import { askOrEnd } from './budget-extension.js';
 import { capCalls } from './call-caps.js';
+import { callContext, callTimeoutMs, type PipelineOutcome, runToolCall } from './call-pipeline.js';
 import { delegateCalls } from './delegate.js';
 import { modelFailureSentence, RunStatusError } from './errors.js';
 import { replyTokens } from './estimate.js';
-import { type CallContext, executeCall, previewCall } from './execute.js';
+import { previewCall } from './execute.js';
 import { endRun, pauseClock } from './finish.js';
 import type { GatedCall } from './gated-calls.js';
 import type { ModelReply } from './model-port.js';
-import { summarise } from './observation.js';
 import { planCall } from './plan.js';
 import type { EngineDeps } from './ports.js';
 import { type PreparedCall, prepareCall } from './prepare.js';
-import { keeperFor, runTools } from './read-result.js';
+import { runTools } from './read-result.js';
 import {
   cutOffNote,
   ENDING_MESSAGES,
@@ -30,7 +30,6 @@ import {
   justAskedToShorten,
   type ReplyEnding,
 } from './reply-ending.js';
-import { realSleep, retryPlanFor } from './retry.js';
 import type { Evidence, RunState, StepOutcome } from './run-state.js';
 import type { ToolResult } from './tool-result.js';
 import { toolSchemas } from './tool-schemas.js';
@@ -246,29 +245,15 @@ function trackErrors(state: RunState, results: readonly (ToolResult | null)[]): 
   return { ...state, brakes: { ...state.brakes, consecutiveToolErrors: errors } };
 }
 
-function callContext(state: RunState, toolCallId: string, deps: EngineDeps): CallContext {
-  return {
-    runId: state.runId,
-    toolCallId,
-    ...(deps.threadId === undefined ? {} : { threadId: deps.threadId }),
-    requester: state.requester,
-    logger: deps.logger.child({ runId: state.runId, toolCallId }),
-  };
-}
-
-function timeoutFor(state: RunState, toolTimeoutMs: number | undefined, now: number): number {
-  return Math.max(0, Math.min(toolTimeoutMs ?? state.limits.toolTimeoutMs, remainingMs(state, now)));
-}
-
 /** Executes the read calls of a turn in parallel; each gets its own timeout, bounded by the deadline. */
 async function runReads(
   state: RunState,
   prepared: readonly PreparedCall[],
   deps: EngineDeps,
 ): Promise<{ results: (ToolResult | null)[]; evidence: Evidence[] }> {
-  const evidence: Evidence[] = [];
-  const results = await Promise.all(
-    prepared.map(async (p): Promise<ToolResult | null> => {
+  const ran = await Promise.all(
+    prepared.map(async (p): Promise<PipelineOutcome | null> => {
+      if (p.kind === 'gated' || p.kind === 'delegated') return null;
       if (p.kind === 'error') {
         deps.emit({
           type: 'tool_finished',
@@ -280,60 +265,13 @@ async function runReads(
           code: p.result.ok ? undefined : p.result.error.code,
           durationMs: 0,
         });
-        return p.result;
+        return { result: p.result, evidence: [] };
       }
-      if (p.kind === 'gated' || p.kind === 'delegated') return null;
-      deps.emit({
-        type: 'tool_started',
-        runId: state.runId,
-        toolCallId: p.call.id,
-        tool: p.tool.name,
-        effect: 'read',
-        args: p.args,
-      });
-      const ran = await executeCall(p.tool, p.args, callContext(state, p.call.id, deps), {
-        timeoutMs: p.tool.timeoutMs ?? state.limits.toolTimeoutMs,
-        maxObservationChars: state.limits.maxObservationChars,
-        ...retryPlanFor(p.tool),
-        timeLeftMs: () => remainingMs(state, deps.clock.now()),
-        ...(deps.cancelSignal ? { cancel: deps.cancelSignal } : {}),
-        ...keeperFor(state, deps, p.call.id),
-        sleep: deps.sleep ?? realSleep,
-        random: deps.random ?? Math.random,
-        onRetry: (a) =>
-          deps.emit({
-            type: 'tool_retried',
-            runId: state.runId,
-            toolCallId: p.call.id,
-            tool: p.tool.name,
-            effect: 'read',
-            ...a,
-          }),
-      });
-      deps.emit({
-        type: 'tool_finished',
-        runId: state.runId,
-        toolCallId: p.call.id,
-        tool: p.tool.name,
-        effect: 'read',
-        ok: ran.result.ok,
-        code: ran.result.ok ? undefined : ran.result.error.code,
-        durationMs: ran.durationMs,
-      });
-      if (ran.result.ok) {
-        evidence.push({
-          toolCallId: p.call.id,
-          tool: p.tool.name,
-          kind: 'result',
-          ok: true,
-          summary: summarise(ran.result),
-          at: deps.clock.now(),
-        });
-      }
-      return ran.result;
+      const call = { tool: p.tool, args: p.args, toolCallId: p.call.id, effect: 'read' as const };
+      return runToolCall(state, call, deps, { bounded: true });
     }),
   );
-  return { results, evidence };
+  return { results: ran.map((r) => r?.result ?? null), evidence: ran.flatMap((r) => r?.evidence ?? []) };
 }
 
 async function gate(
@@ -341,13 +279,12 @@ async function gate(
   prepared: readonly PreparedCall[],
   deps: EngineDeps,
 ): Promise<GatedCall[]> {
-  const now = deps.clock.now();
   const reason = turnReason(state);
   const gated: GatedCall[] = [];
   for (const p of prepared) {
     if (p.kind !== 'gated') continue;
     const ctx = callContext(state, p.call.id, deps);
-    const timeoutMs = timeoutFor(state, p.tool.timeoutMs, now);
+    const timeoutMs = callTimeoutMs(state, p.tool, deps, true);
     const preview = await previewCall(p.tool, p.args, ctx, timeoutMs);
     // A failed plan is shown as such: approving it asks again with a fresh plan before anything runs.
     const plan = await planCall(p.tool, p.args, ctx, timeoutMs);
