@@ -108,16 +108,21 @@ function decisionOf(
   original: GatedCall,
   call: GatedCall,
   edit: Edit | undefined,
-  d: Omit<Decision, 'toolCallId' | 'argsHash' | 'edited'>,
+  d: { kind: Decision['kind']; by?: string; reason?: string },
 ): Decision {
-  const approved = d.kind === 'approved';
-  return {
+  const base = {
     toolCallId: original.toolCallId,
-    ...d,
-    ...(approved ? { argsHash: call.argsHash } : {}),
-    ...(approved && edit ? { edited: { args: call.args, by: edit.by } } : {}),
+    ...(d.by === undefined ? {} : { by: d.by }),
+    ...(d.reason === undefined ? {} : { reason: d.reason }),
+  };
+  if (d.kind !== 'approved') return { ...base, kind: d.kind };
+  return {
+    ...base,
+    kind: 'approved',
+    argsHash: call.argsHash,
+    ...(edit ? { edited: { args: call.args, by: edit.by } } : {}),
     // The plan the simulated approver was shown; an edited call's plan is made when it is asked again.
-    ...(approved && !edit && original.plan ? { plan: original.plan } : {}),
+    ...(!edit && original.plan ? { plan: original.plan } : {}),
   };
 }
 

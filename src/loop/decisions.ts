@@ -3,7 +3,16 @@ import { continueWhenSettled } from './delegate.js';
 import { RunStatusError } from './errors.js';
 import type { CallContext } from './execute.js';
 import { endRun } from './finish.js';
-import type { ActionRecord, CallPlan, Decision, GatedCall, PlanHashes } from './gated-calls.js';
+import type {
+  ActionRecord,
+  ApprovedDecision,
+  CallPlan,
+  Decision,
+  GatedCall,
+  PlanHashes,
+  RejectedDecision,
+  UndecidedDecision,
+} from './gated-calls.js';
 import { argsHash, callSignature } from './hash.js';
 import { errorResult, summarise } from './observation.js';
 import { checkPlan } from './plan.js';
@@ -43,23 +52,22 @@ function record(
   };
 }
 
-function refused(call: GatedCall, d: Decision): Resolution {
-  const texts: Record<Exclude<Decision['kind'], 'approved'>, string> = {
+function refused(call: GatedCall, d: RejectedDecision | UndecidedDecision): Resolution {
+  const texts: Record<(RejectedDecision | UndecidedDecision)['kind'], string> = {
     rejected: `Not executed: ${call.tool} was rejected${by(d)}${because(d)}. Do not retry it unless the user asks you to.`,
     expired: `Not executed: nobody approved or rejected ${call.tool} before its approval expired, so it did not run and it will not run later. Tell the user plainly that it did not happen and that nobody decided; do not say it will happen later. Do not retry it unless the user asks you to.`,
     cancelled: `Not executed: the run was cancelled${by(d)} before ${call.tool} was decided.`,
     outcome_unknown: `Outcome unknown: ${call.tool} was approved and started, but the worker stopped before recording its result. It may or may not have taken effect; it was not run again. Tell the user to check.`,
   };
-  const kind = d.kind as Exclude<Decision['kind'], 'approved'>;
-  if (d.shadow) {
+  if (d.kind === 'rejected' && d.shadow) {
     const result = errorResult(
       'shadow_mode',
       `Not executed: ${call.tool} was not run (${d.reason ?? 'shadow mode'}). People only see what it would do; it did not happen and will not happen later. Tell the user plainly that it was not executed (shadow mode); never say it was done or will be done. Do not retry it.`,
     );
     return { result, action: record(call, d, 'rejected', result), evidence: [] };
   }
-  const result = errorResult(kind, texts[kind]);
-  return { result, action: record(call, d, kind, result), evidence: [] };
+  const result = errorResult(d.kind, texts[d.kind]);
+  return { result, action: record(call, d, d.kind, result), evidence: [] };
 }
 
 /** What a result the ledger returned instead of executing says about the call. */
@@ -78,7 +86,7 @@ function ledgerOutcome(result: ToolResult): ActionRecord['outcome'] {
  */
 function editedCall(
   call: GatedCall,
-  d: Decision & { edited: NonNullable<Decision['edited']> },
+  d: ApprovedDecision & { edited: NonNullable<ApprovedDecision['edited']> },
   deps: EngineDeps,
 ): { call: GatedCall; edited: EditedArguments } | { refused: Resolution } {
   const parsed = deps.tools.get(call.tool)?.parameters.safeParse(d.edited.args);
@@ -110,7 +118,7 @@ function editedCall(
 export async function executeApproved(
   state: RunState,
   asked: GatedCall,
-  d: Decision,
+  d: ApprovedDecision,
   deps: EngineDeps,
 ): Promise<Resolution | AskAgain> {
   let call = asked;
@@ -135,7 +143,7 @@ export async function executeApproved(
  */
 async function planGate(
   call: GatedCall,
-  d: Decision,
+  d: ApprovedDecision,
   tool: NonNullable<ReturnType<EngineDeps['tools']['get']>>,
   ctx: CallContext,
   timeoutMs: number,
@@ -166,7 +174,7 @@ async function planGate(
 async function executeExactly(
   state: RunState,
   call: GatedCall,
-  d: Decision,
+  d: ApprovedDecision,
   deps: EngineDeps,
 ): Promise<Resolution | AskAgain> {
   if (d.argsHash !== call.argsHash) {

@@ -36,30 +36,43 @@ export interface PlanHashes {
   current: string | null;
 }
 
-export interface Decision {
+interface DecisionBase {
   toolCallId: string;
-  kind: DecisionKind;
-  /**
-   * Required for `approved`: must equal the gated call's `argsHash` (or, with `edited`, the hash of the
-   * edited arguments), or nothing executes.
-   */
-  argsHash?: string;
-  /** An approver replaced the model's arguments before approving: these run instead (checked again). */
-  edited?: { args: unknown; by?: string };
-  /**
-   * With `approved`: the plan the deciding approvers were shown. A tool with `plan` runs only when its plan
-   * computed immediately before execution is the same plan; absent or failed, it is asked again.
-   */
-  plan?: CallPlan;
   /** Slack user id of the person who decided. */
   by?: string;
   reason?: string;
+}
+
+/** A call approved for exactly the arguments whose hash it names. */
+export interface ApprovedDecision extends DecisionBase {
+  kind: 'approved';
+  /** Must equal the gated call's `argsHash` (or, with `edited`, the edited arguments' hash), or nothing executes. */
+  argsHash: string;
+  /** An approver replaced the model's arguments before approving: these run instead (checked again). */
+  edited?: { args: unknown; by?: string };
   /**
-   * With `rejected`: the call was in shadow mode (shown, never run). The model is told so, the action is
-   * recorded as not executed, and it is not remembered as a person's rejection.
+   * The plan the deciding approvers were shown. A tool with `plan` runs only when its plan computed
+   * immediately before execution is the same plan; absent or failed, it is asked again.
+   */
+  plan?: CallPlan;
+}
+
+export interface RejectedDecision extends DecisionBase {
+  kind: 'rejected';
+  /**
+   * The call was in shadow mode (shown, never run). The model is told so, the action is recorded as not
+   * executed, and it is not remembered as a person's rejection.
    */
   shadow?: boolean;
 }
+
+/** Nobody decided in time, the run was cancelled, or an approved call's outcome was lost in a crash. */
+export interface UndecidedDecision extends DecisionBase {
+  kind: 'expired' | 'cancelled' | 'outcome_unknown';
+}
+
+/** What became of one gated call; only an approval can make it run. */
+export type Decision = ApprovedDecision | RejectedDecision | UndecidedDecision;
 
 /** A gated call's end, kept so the final answer can be checked against what really happened. */
 export interface ActionRecord {
