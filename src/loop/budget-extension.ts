@@ -17,7 +17,7 @@ import { budgetLimits, totalGranted } from './budget-limits.js';
 import { RunStatusError } from './errors.js';
 import { endRun, pauseClock } from './finish.js';
 import type { EngineDeps } from './ports.js';
-import type { RunState, StepOutcome } from './run-state.js';
+import { NOT_ENDED, type RunState, type StepOutcome } from './run-state.js';
 import type { StopReason } from './run-status.js';
 import { isFinished } from './state.js';
 
@@ -66,7 +66,13 @@ export function askOrEnd(
   deps.emit({ type: 'budget_asked', runId: state.runId, ask });
   return {
     type: 'budget_ask',
-    state: { ...pauseClock(state, now), status: 'awaiting_approval', budgetAsk: ask, updatedAt: now },
+    state: {
+      ...pauseClock(state, now),
+      status: 'awaiting_approval',
+      ...NOT_ENDED,
+      budgetAsk: ask,
+      updatedAt: now,
+    },
   };
 }
 
@@ -101,7 +107,14 @@ export function applyBudgetDecision(
     const usage = { ...state.usage, activeSince: now };
     return {
       type: 'run_again',
-      state: { ...waiting, status: 'running', usage, extensions: granted.concat(extension), updatedAt: now },
+      state: {
+        ...waiting,
+        status: 'running',
+        ...NOT_ENDED,
+        usage,
+        extensions: granted.concat(extension),
+        updatedAt: now,
+      },
     };
   }
   const why =

@@ -241,7 +241,7 @@ export async function applyDecisions(
 ): Promise<StepOutcome> {
   if (state.status !== 'awaiting_approval' || !state.turn)
     throw new RunStatusError(state.status, 'decide on');
-  let next = state;
+  let next: RunState = state;
   for (const d of decisions) {
     const call = next.turn!.pending.find((p) => p.toolCallId === d.toolCallId);
     if (!call) {

@@ -13,7 +13,7 @@ import { RunStatusError } from './errors.js';
 import type { ActionRecord } from './gated-calls.js';
 import { boundResult, errorResult, summarise, truncateText } from './observation.js';
 import type { EngineDeps } from './ports.js';
-import type { Evidence, RunState, StepOutcome } from './run-state.js';
+import { type Evidence, NOT_ENDED, type RunState, type StepOutcome } from './run-state.js';
 import type { ChildAction, ChildCaps, ChildOutcome, DelegatedCall, SubagentRecord } from './subagents.js';
 import type { AnyTool } from './tool-contract.js';
 import type { ToolResult } from './tool-result.js';
@@ -321,6 +321,7 @@ export async function continueWhenSettled(
   const resumed: RunState = {
     ...flushTurn(state),
     status: 'running',
+    ...NOT_ENDED,
     usage: { ...state.usage, activeSince: now },
     updatedAt: now,
   };

@@ -3,11 +3,11 @@ import { abandonedRecords } from './delegate.js';
 import type { ActionRecord } from './gated-calls.js';
 import { errorResult } from './observation.js';
 import type { EngineDeps } from './ports.js';
-import type { RunState } from './run-state.js';
-import type { RunStatus, StopReason } from './run-status.js';
+import type { EndedRun, RunState } from './run-state.js';
+import type { StopReason } from './run-status.js';
 import { fillOpenSlots, flushTurn } from './turn.js';
 
-const STATUS_OF: Record<StopReason, RunStatus> = {
+const STATUS_OF: Record<StopReason, EndedRun['status']> = {
   completed: 'completed',
   max_steps: 'stopped',
   deadline: 'stopped',

@@ -52,10 +52,9 @@ export interface Evidence {
   at: number;
 }
 
-export interface RunState {
+interface RunStateBase {
   version: typeof RUN_STATE_VERSION;
   runId: string;
-  status: RunStatus;
   requester: Requester;
   /** The person's question that started the run (also the last `user` message of the initial history). */
   question: string;
@@ -74,9 +73,6 @@ export interface RunState {
   answerRetries: number;
   /** The accepted final answer, split into Slack-sized parts. */
   answer: string[] | null;
-  stopReason: StopReason | null;
-  /** One sentence a person can read about why the run ended. */
-  stopMessage: string | null;
   createdAt: number;
   updatedAt: number;
   /**
@@ -94,6 +90,44 @@ export interface RunState {
   budgetAsk?: BudgetAsk | null;
   /** The budget grants of the run, oldest first; they add to `limits` (absent: none). */
   extensions?: BudgetExtension[];
+}
+
+/** A run still under way: working, or waiting for people (a turn's decisions or a budget ask). */
+export interface LiveRun extends RunStateBase {
+  status: Extract<RunStatus, 'running' | 'awaiting_approval'>;
+  stopReason: null;
+  stopMessage: null;
+}
+
+/** A run that ended, with why. */
+export interface EndedRun extends RunStateBase {
+  status: Exclude<RunStatus, 'running' | 'awaiting_approval'>;
+  stopReason: StopReason;
+  /** One sentence a person can read about why the run ended. */
+  stopMessage: string;
+}
+
+export type RunState = LiveRun | EndedRun;
+
+/** What a run that has not ended carries where an ended one says why it ended. */
+export const NOT_ENDED = { stopReason: null, stopMessage: null } as const;
+
+type Ending<R extends RunState> = Pick<R, 'status' | 'stopReason' | 'stopMessage'>;
+
+/** Checks that a run's status and ending agree (a live run has none, an ended one has both). */
+export function withEnding<
+  S extends { status: RunStatus; stopReason: StopReason | null; stopMessage: string | null },
+>(fields: S): (S & Ending<LiveRun>) | (S & Ending<EndedRun>) {
+  const { status, stopReason, stopMessage } = fields;
+  if (status === 'running' || status === 'awaiting_approval') {
+    if (stopReason === null && stopMessage === null) return { ...fields, status, stopReason, stopMessage };
+  } else if (stopReason !== null && stopMessage !== null) {
+    return { ...fields, status, stopReason, stopMessage };
+  }
+  const reason = stopReason === null ? 'no stop reason' : `stop reason ${stopReason}`;
+  throw new TypeError(
+    `a run in status ${status} with ${reason} and ${stopMessage === null ? 'no' : 'a'} stop message`,
+  );
 }
 
 /**

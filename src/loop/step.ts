@@ -30,7 +30,7 @@ import {
   justAskedToShorten,
   type ReplyEnding,
 } from './reply-ending.js';
-import type { Evidence, RunState, StepOutcome } from './run-state.js';
+import { type Evidence, NOT_ENDED, type RunState, type StepOutcome } from './run-state.js';
 import type { ToolResult } from './tool-result.js';
 import { toolSchemas } from './tool-schemas.js';
 import { flushTurn, normaliseCallIds, openTurn, setSlot, turnCalls } from './turn.js';
@@ -359,6 +359,7 @@ async function processTurn(state: RunState, deps: EngineDeps): Promise<StepOutco
     const paused: RunState = {
       ...pauseClock(next, now),
       status: 'awaiting_approval',
+      ...NOT_ENDED,
       turn: { ...next.turn!, pending: gated, ...(delegated.length > 0 ? { delegated } : {}) },
       updatedAt: now,
     };

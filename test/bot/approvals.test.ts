@@ -229,7 +229,13 @@ async function endRunLeavingApprovalPending() {
   await fx.store.runs.saveStep({
     runId: pending.runId,
     fence: lease.fence,
-    state: { ...loaded.state, status: 'cancelled', stopReason: 'cancelled', updatedAt: Date.now() },
+    state: {
+      ...loaded.state,
+      status: 'cancelled',
+      stopReason: 'cancelled',
+      stopMessage: 'Cancelled.',
+      updatedAt: Date.now(),
+    },
     persisted: loaded.persisted,
   });
 }

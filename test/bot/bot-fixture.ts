@@ -303,6 +303,8 @@ function awaitingApproval(state: RunState, call: GatedCall): RunState {
   return {
     ...state,
     status: 'awaiting_approval',
+    stopReason: null,
+    stopMessage: null,
     step: 1,
     messages: [
       ...state.messages,

@@ -80,6 +80,8 @@ describe('/loopgate', () => {
     const state: RunState = {
       ...base,
       status: 'awaiting_approval',
+      stopReason: null,
+      stopMessage: null,
       messages: [
         ...base.messages,
         {

@@ -12,6 +12,7 @@ function finished(runId: string): RunState {
     ...s,
     status: 'completed',
     stopReason: 'completed',
+    stopMessage: 'Completed.',
     turn: null,
     answer: ['Payments is healthy again.', 'The restart finished at 10:02.'],
     requester: { userId: 'U0BOB', teamId: 'T0TEAM' },
@@ -225,7 +226,13 @@ describe('loopgate trace', () => {
   });
 
   it('shows each compaction after the step before it, in text and in --json', async () => {
-    const state = { ...realisticState('run-compacted'), status: 'running' as const, turn: null };
+    const state: RunState = {
+      ...realisticState('run-compacted'),
+      status: 'running',
+      stopReason: null,
+      stopMessage: null,
+      turn: null,
+    };
     const { run } = await fx.store.runs.createRun(state, slack);
     const lease = await fx.store.leases.acquire('run-compacted', 'w', 30_000);
     if (!lease.acquired) throw new Error('not acquired');

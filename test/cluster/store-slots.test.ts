@@ -199,7 +199,13 @@ async function everyOperation(runId: string): Promise<void> {
     now: T0 + 8,
   });
   expect(answer).toMatchObject({ outcome: 'decided', record: { status: 'granted', decidedBy: 'U0M' } });
-  const ended: RunState = { ...advance(state, 1), status: 'cancelled', stopReason: 'cancelled', turn: null };
+  const ended: RunState = {
+    ...advance(state, 1),
+    status: 'cancelled',
+    stopReason: 'cancelled',
+    stopMessage: 'Cancelled.',
+    turn: null,
+  };
   await store.runs.saveStep({ runId, fence, state: ended, persisted });
   expect(
     (await store.feedback.record({ runId, userId: 'U0ALICE', value: 'good', at: T0 + 8 })).recorded,

@@ -692,7 +692,13 @@ describe('the checks catch broken variants', () => {
     const limits = { ...stored.limits, maxSteps: 99 };
     expect(appendOnlyProblem(stored, { ...stored, limits })).toMatch(/limits/);
     const slots = [{ toolCallId: 'a', tool: 'lookup', result: null }];
-    const waiting: RunState = { ...stored, status: 'awaiting_approval', turn: { slots, pending: [] } };
+    const waiting: RunState = {
+      ...stored,
+      status: 'awaiting_approval',
+      stopReason: null,
+      stopMessage: null,
+      turn: { slots, pending: [] },
+    };
     expect(waitingProblem(waiting)).not.toBeNull();
   });
 

@@ -362,7 +362,9 @@ describe('sub-agent calls in the engine', () => {
       ['writer', 'announce', 'expired'],
     ]);
     expect(o.usage.steps).toBe(3);
-    expect(() => outcomeOfChild('x', { ...child, status: 'running' })).toThrow();
+    expect(() =>
+      outcomeOfChild('x', { ...child, status: 'running', stopReason: null, stopMessage: null }),
+    ).toThrow();
   });
 
   it('childCaps shares tokens and cost but gives each child all the time left', () => {

@@ -191,7 +191,13 @@ describe('a run in the agent surfaces', () => {
     const answer = 'The restart was rejected by @lead; nothing was changed.';
     surface.text(answer);
     expect(
-      await surface.finish({ ...state, status: 'completed', stopReason: 'completed', answer: [answer] }),
+      await surface.finish({
+        ...state,
+        status: 'completed',
+        stopReason: 'completed',
+        stopMessage: 'Completed.',
+        answer: [answer],
+      }),
     ).toBeNull();
     const streams = fake.surfaces.streamsIn(CHANNEL, THREAD);
     expect(streams.length).toBeGreaterThan(2);
@@ -208,7 +214,13 @@ describe('a run in the agent surfaces', () => {
     surface.text('I restarted payments.');
     const answer = 'The restart was rejected; nothing was changed.';
     expect(
-      await surface.finish({ ...state, status: 'completed', stopReason: 'completed', answer: [answer] }),
+      await surface.finish({
+        ...state,
+        status: 'completed',
+        stopReason: 'completed',
+        stopMessage: 'Completed.',
+        answer: [answer],
+      }),
     ).toBeNull();
     const streams = fake.surfaces.streamsIn(CHANNEL, THREAD);
     expect(streams.map((x) => fake.message(CHANNEL, x.ts)?.text)).toEqual([

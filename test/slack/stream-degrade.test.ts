@@ -64,6 +64,7 @@ const answered = (runId: string, answer: string): RunState => ({
   }),
   status: 'completed',
   stopReason: 'completed',
+  stopMessage: 'Completed.',
   answer: [answer],
 });
 

@@ -70,7 +70,7 @@ function runState(): RunState {
     answerRetries: 0,
     answer: ['Payments is up; the restart was rejected.'],
     stopReason: 'completed',
-    stopMessage: null,
+    stopMessage: 'Completed.',
     createdAt: 0,
     updatedAt: 0,
   };

@@ -272,6 +272,7 @@ describe('decideApproval', () => {
         ...state,
         status,
         stopReason: status === 'cancelled' ? 'cancelled' : 'model_error',
+        stopMessage: status === 'cancelled' ? 'Cancelled.' : 'The model failed.',
         updatedAt: T0 + 5,
       },
       persisted: { messages: state.messages.length, evidence: state.evidence.length },
@@ -573,6 +574,7 @@ describe('cancel, cards and listings', () => {
       createdAt: T0 + 10,
       status: 'completed' as const,
       stopReason: 'completed' as const,
+      stopMessage: 'Completed.',
     };
     await fx.store.runs.createRun(other, slack);
     const byChannel = await fx.store.index.recent({ channel: { teamId: 'T0TEAM', channelId: 'C0OPS' } });

@@ -155,6 +155,21 @@ describe('header codec', () => {
     expect(() =>
       headerFromHash('run-h', { ...hash, progress: JSON.stringify({ ...changing, status: 'completed' }) }),
     ).toThrow();
+    // Status, stop reason and stop message are stored apart; they must agree (RunState's union).
+    expect(() => headerFromHash('run-h', { ...hash, status: 'completed' })).toThrow(
+      /status completed with no stop reason/,
+    );
+    expect(() => headerFromHash('run-h', { ...hash, stopReason: 'completed' })).toThrow(
+      /status awaiting_approval with stop reason completed/,
+    );
+    const ended = { ...hash, status: 'completed', stopReason: 'completed' };
+    expect(() => headerFromHash('run-h', ended)).toThrow(/no stop message/);
+    const endedProgress = JSON.stringify({ ...changing, stopMessage: 'Completed.' });
+    expect(headerFromHash('run-h', { ...ended, progress: endedProgress })).toMatchObject({
+      status: 'completed',
+      stopReason: 'completed',
+      stopMessage: 'Completed.',
+    });
   });
 
   it('names the approvals of the pending calls in the pause field', () => {

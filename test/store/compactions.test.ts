@@ -105,6 +105,7 @@ describe('compactions in the run store', () => {
       compactions: [compaction(next, 6, 'one')],
       status: 'completed',
       stopReason: 'completed',
+      stopMessage: 'Completed.',
       answer: ['done'],
     };
     await fx.store.runs.saveStep({

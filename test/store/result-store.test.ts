@@ -82,6 +82,7 @@ describe('kept results (read_result)', () => {
       ...advance(newState(RUN), 1),
       status: 'completed',
       stopReason: 'completed',
+      stopMessage: 'Completed.',
       answer: ['ok'],
     };
     await fx.store.runs.saveStep({

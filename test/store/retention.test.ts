@@ -70,6 +70,7 @@ describe('retention', () => {
       ...advance(state, 1),
       status: 'completed',
       stopReason: 'completed',
+      stopMessage: 'Completed.',
       answer: ['Restarted payments in staging.'],
     };
     await fx.store.runs.saveStep({

@@ -146,6 +146,8 @@ export function newState(runId: string): RunState {
   return {
     ...s,
     status: 'running',
+    stopReason: null,
+    stopMessage: null,
     messages: s.messages.slice(0, 2),
     step: 0,
     turn: null,

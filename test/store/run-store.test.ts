@@ -416,7 +416,13 @@ describe('loading a paused run', () => {
       now: T0,
       approvals: [{ call, approvers: { users: [], groups: [] }, expiresAt: T0 + 60_000 }],
     });
-    const resumed: RunState = { ...state, status: 'running', turn: null };
+    const resumed: RunState = {
+      ...state,
+      status: 'running',
+      stopReason: null,
+      stopMessage: null,
+      turn: null,
+    };
     await fx.store.runs.saveStep({ runId: 'run-resumed', fence, state: resumed, persisted });
     expect((await fx.store.runs.loadRun('run-resumed'))?.pauseApprovals).toEqual([]);
   });

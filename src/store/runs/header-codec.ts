@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RUN_STATE_VERSION, type RunState } from '../../loop/run-state.js';
+import { RUN_STATE_VERSION, type RunState, withEnding } from '../../loop/run-state.js';
 import { approvalIdFor } from '../ids.js';
 import {
   type RunHeaderState,
@@ -107,7 +107,7 @@ const scalarsSchema = z.object({
 });
 
 /** Reassembles the header of run `runId` from its hash; throws on anything it cannot read. */
-export function headerFromHash(runId: string, hash: Readonly<Record<string, string>>): RunHeaderState {
+export function headerFromHash(runId: string, hash: Readonly<Record<string, string>>) {
   const scalars = scalarsSchema.parse({
     status: hash.status,
     step: hash.step,
@@ -115,11 +115,13 @@ export function headerFromHash(runId: string, hash: Readonly<Record<string, stri
     createdAt: hash.createdAt,
     updatedAt: hash.updatedAt,
   });
-  return {
+  const header: RunHeaderState = {
     version: RUN_STATE_VERSION,
     runId,
     ...scalars,
     ...fixedPartSchema.parse(JSON.parse(hash.state ?? '')),
     ...changingPartSchema.parse(JSON.parse(hash.progress ?? '')),
   };
+  // Status and stop reason live in fields of their own, the stop message in `progress`: they must agree.
+  return withEnding(header);
 }
