@@ -4,7 +4,7 @@
  * and the rules on that freeze fail closed (asked of people) until the calendar can be read.
  */
 import type { Policy } from '../config/policy.js';
-import { readCalendarsOnce } from '../policy/calendar/refresher.js';
+import { CALENDAR_AHEAD_DAYS, CALENDAR_PAST_DAYS, readCalendarsOnce } from '../policy/calendar/refresher.js';
 import { calendarFreezes, freezeInForce } from '../policy/freezes.js';
 import { type CheckResult, ok, warn } from './types.js';
 
@@ -26,7 +26,7 @@ export async function calendarChecks(
     const inForce = freeze && freezeInForce(freeze, now) === true ? 'in force now' : 'not in force now';
     return ok(
       `freeze ${name}`,
-      `calendar read: ${view.intervals.length} windows from 40 days ago to a year ahead; ${inForce}`,
+      `calendar read: ${view.intervals.length} windows from ${CALENDAR_PAST_DAYS} days ago to ${CALENDAR_AHEAD_DAYS} days ahead; ${inForce}`,
     );
   });
 }

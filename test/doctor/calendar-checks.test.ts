@@ -35,7 +35,7 @@ freezes:
     {
       name: 'freeze launch',
       status: 'ok',
-      detail: 'calendar read: 2 windows from 40 days ago to a year ahead; in force now',
+      detail: 'calendar read: 2 windows from 40 days ago to 400 days ahead; in force now',
     },
     {
       name: 'freeze gone',

@@ -22,9 +22,11 @@ import { CalendarError, icsIntervals } from './ics-intervals.js';
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 24 * 60 * MINUTE_MS;
-/** History kept for cards and replays judged at the moment they were asked; and the year ahead. */
-const PAST_MS = 40 * DAY_MS;
-const AHEAD_MS = 400 * DAY_MS;
+/** History kept for cards and replays judged at the moment they were asked; and a year and a month ahead. */
+export const CALENDAR_PAST_DAYS = 40;
+export const CALENDAR_AHEAD_DAYS = 400;
+const PAST_MS = CALENDAR_PAST_DAYS * DAY_MS;
+const AHEAD_MS = CALENDAR_AHEAD_DAYS * DAY_MS;
 
 interface CalendarRefresherOptions {
   freezes: FreezesSection;
