@@ -6,14 +6,13 @@ import { redisTarget, targetVariable } from '../config/redis-target.js';
 import { createLogger, secretRedactor } from '../log/logger.js';
 import { startProbeServer } from '../metrics/http.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { startCalendarRefresher } from '../policy/calendar/refresher.js';
 import { refuseClusterNode } from '../queue/cluster-node-check.js';
 import { createRedisConnection, createRunsQueue } from '../queue/index.js';
 import { isConnectionError, reportRedisOutages } from '../queue/outage-log.js';
 import { createStore } from '../store/index.js';
 import type { RunTracer } from '../telemetry/run-tracer.js';
 import { startTelemetry } from '../telemetry/sdk.js';
-import { metricsFor } from '../worker/start.js';
+import { metricsFor, startCalendars } from '../worker/start.js';
 import { createBotApp } from './app.js';
 import { botReadiness, botReadinessReasons } from './health.js';
 import { namedSlackError } from './startup-failure.js';
@@ -63,15 +62,7 @@ export async function startBot(options: StartBotOptions = {}) {
     if (!isConnectionError(err)) logger.warn({ err }, 'runs queue error');
   });
   const metrics = options.metrics ?? metricsFor(store, queue);
-  // Calendar freezes: read before the first call is judged (bounded), kept current after.
-  const calendars = startCalendarRefresher({
-    freezes: policy.freezes,
-    redis: store.context.redis,
-    keyPrefix: store.context.keys.prefix,
-    env: process.env,
-    logger,
-  });
-  await calendars.ready;
+  const calendars = await startCalendars(policy, store, logger);
 
   const bot = await createBotApp({
     env,

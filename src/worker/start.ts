@@ -47,6 +47,26 @@ export function metricsFor(store: Store, queue: RunsQueue): Metrics {
   });
 }
 
+/**
+ * Calendar freezes of a bot or worker, shared through the store's Redis: read before the first call is
+ * judged (bounded), kept current after.
+ */
+export async function startCalendars(
+  policy: Policy,
+  store: Store,
+  logger: Logger,
+): Promise<CalendarRefresher> {
+  const calendars = startCalendarRefresher({
+    freezes: policy.freezes,
+    redis: store.context.redis,
+    keyPrefix: store.context.keys.prefix,
+    env: process.env,
+    logger,
+  });
+  await calendars.ready;
+  return calendars;
+}
+
 interface StartWorkerOptions {
   /** Share the registry of another part of the process (`npm start`); else the worker makes its own. */
   metrics?: Metrics;
@@ -106,15 +126,7 @@ export async function startWorker(options: StartWorkerOptions = {}) {
   const connections = await connectRedis(env, logger);
   const { store, queue } = storeAndQueue(env, policy, connections, logger);
   const metrics = options.metrics ?? metricsFor(store, queue);
-  // Calendar freezes: read before the first call is judged (bounded), kept current after.
-  const calendars = startCalendarRefresher({
-    freezes: policy.freezes,
-    redis: store.context.redis,
-    keyPrefix: store.context.keys.prefix,
-    env: process.env,
-    logger,
-  });
-  await calendars.ready;
+  const calendars = await startCalendars(policy, store, logger);
   let stopping = false;
   const telemetry =
     options.telemetry ??
