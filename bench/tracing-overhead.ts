@@ -94,7 +94,7 @@ const fake = await startMinimalModel(STEPS);
 const sink = await startSink();
 // The SDK's exporter reads the endpoint from the process environment itself.
 process.env.OTEL_EXPORTER_OTLP_ENDPOINT = sink.url;
-const telemetry = startTelemetry({
+const telemetry = await startTelemetry({
   service: 'loopgate-bench',
   env: process.env,
   logger,
