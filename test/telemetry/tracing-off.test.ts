@@ -8,7 +8,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import type { Logger } from '../../src/loop/tool-contract.js';
+import type { LoadedRun } from '../../src/store/runs/run-store.js';
 import { startTelemetry } from '../../src/telemetry/sdk.js';
+import { openSegment } from '../../src/worker/run-telemetry.js';
+import type { WorkerRuntime } from '../../src/worker/runtime.js';
 import { startOtlpReceiver } from '../fakes/otlp-receiver.js';
 
 const { loaded, watch } = vi.hoisted(() => {
@@ -58,6 +61,19 @@ describe('tracing off', () => {
       return /^import (?!type )[^;]*from '(@opentelemetry\/[^']+|[^']*run-tracer\.js)'/m.test(text);
     });
     expect(offenders).toEqual([]);
+  });
+
+  it('a worker without a tracer opens no span for a job and asks its store nothing for it', async () => {
+    const untouchable = new Proxy(
+      {},
+      {
+        get() {
+          throw new Error('touched');
+        },
+      },
+    );
+    const rt = { store: untouchable } as unknown as WorkerRuntime;
+    expect(await openSegment(rt, untouchable as LoadedRun, 'job-1', { name: 'start' }, logger)).toBeNull();
   });
 
   it('with an endpoint, the same watch sees the SDK loaded (so the first test can see it)', async () => {
