@@ -5,6 +5,11 @@ import { type OtlpProtocol, telemetrySettings } from './settings.js';
 interface StartTelemetryOptions {
   /** service.name unless OTEL_SERVICE_NAME says otherwise (loopgate-bot, loopgate-worker, loopgate). */
   service: string;
+  /**
+   * Whether tracing is on, its protocol, service name and content capture are read from here; the
+   * exporter reads its endpoint, headers, timeout and compression from `process.env` itself, so callers
+   * pass `process.env`.
+   */
   env: NodeJS.ProcessEnv;
   logger: Logger;
   /** Removes configured secrets from text (the logs' redactor), for captured content. */
