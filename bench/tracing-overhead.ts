@@ -2,15 +2,23 @@
  * Tracing overhead (issue 28): CPU time of this process per engine step with OpenTelemetry tracing off and
  * on. Each run is a whole `advanceRun` as a worker job does it (lease, Redis checkpoints, trace entries),
  * 20 steps of a no-op read over HTTP to a minimal OpenAI-compatible server in this process, then an
- * answer. With tracing on, the official SDK exports every span over OTLP/HTTP (JSON) to a receiver in
- * a child process that reads and discards the body; each traced run's spans are flushed (exported)
- * inside its measurement, so the figure includes serialising and sending them. Off and on runs are interleaved after a warm-up; the figure is the median CPU (user +
- * system) per step over RUNS runs each. Goal: on <= 1.05 x off.
+ * answer. With tracing on, the official SDK exports every span over OTLP/HTTP (protobuf, the default;
+ * OTEL_EXPORTER_OTLP_PROTOCOL=http/json for JSON) to a receiver in a child process that reads and
+ * discards the body; each traced run's spans are flushed (exported) inside its measurement, so the
+ * figure includes serialising and sending them. Off and on runs are interleaved after a warm-up; the
+ * figure is the median CPU (user + system) per step over RUNS runs each. Goal: on <= 1.05 x off.
+ *
+ * Off is measured as a process without an endpoint runs: without the SDK's context manager. Its
+ * AsyncLocalStorage turns on async hooks for every promise of the process (on Node 20; Node 24's async
+ * context frames cost next to nothing) and they stay on once used, so off blocks run with it
+ * unregistered and on blocks with it registered again, as tracing on does.
  */
 
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
+import { context } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { z } from 'zod';
 import { createBufferedFetch } from '../src/http/buffered-fetch.js';
 import { defineTool } from '../src/loop/define-tool.js';
@@ -94,7 +102,7 @@ const fake = await startMinimalModel(STEPS);
 const sink = await startSink();
 // The SDK's exporter reads the endpoint from the process environment itself.
 process.env.OTEL_EXPORTER_OTLP_ENDPOINT = sink.url;
-const telemetry = startTelemetry({
+const telemetry = await startTelemetry({
   service: 'loopgate-bench',
   env: process.env,
   logger,
@@ -142,6 +150,13 @@ const rt: WorkerRuntime = {
     `https://bench.slack.com/archives/${channel}/p${ts.replace('.', '')}`,
 };
 
+/** The SDK's context manager as tracing on has it (startTelemetry registered one), or none as off has. */
+const contextManager = new AsyncLocalStorageContextManager();
+function contextManagerFor(traced: boolean): void {
+  if (traced) context.setGlobalContextManager(contextManager.enable());
+  else context.disable();
+}
+
 let runs = 0;
 /** One run; the traced ones export through the tracer given. */
 async function oneRun(traced: boolean): Promise<void> {
@@ -175,6 +190,7 @@ async function oneRun(traced: boolean): Promise<void> {
  * larger block exports in batches as the batch span processor would under load.
  */
 async function block(traced: boolean, size: number): Promise<number> {
+  contextManagerFor(traced);
   const before = process.cpuUsage();
   for (let i = 0; i < size; i++) await oneRun(traced);
   if (traced) await telemetry?.flush();
@@ -188,7 +204,9 @@ try {
     await block(true, 1);
   }
   const fmt = (xs: number[]) => xs.map((x) => (x / 1000).toFixed(3)).join(', ');
-  console.log(`tracing overhead, CPU per step, ${STEPS}-step runs of a no-op read:`);
+  console.log(
+    `tracing overhead, CPU per step, ${STEPS}-step runs of a no-op read (Node ${process.versions.node}, OTLP ${process.env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || process.env.OTEL_EXPORTER_OTLP_PROTOCOL || 'http/protobuf'}):`,
+  );
   for (const size of [1, 5]) {
     const off: number[] = [];
     const on: number[] = [];
@@ -218,6 +236,7 @@ try {
   }
   // The tracing work alone, without the run around it: the spans of a 20-step run from its engine
   // events, then their export. Less noisy than the difference of two whole runs.
+  contextManagerFor(true);
   const tracingAlone = async () => {
     const segment = telemetry.segment(undefined, {
       runId: 'alone',

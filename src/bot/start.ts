@@ -43,7 +43,7 @@ export async function startBot(options: StartBotOptions = {}) {
   const logger = createLogger({ level: env.LOG_LEVEL, service: 'loopgate-bot', secrets });
   const telemetry =
     options.telemetry === undefined
-      ? startTelemetry({ service: 'loopgate-bot', env: process.env, logger, redact: secrets.text })
+      ? await startTelemetry({ service: 'loopgate-bot', env: process.env, logger, redact: secrets.text })
       : options.telemetry;
   const redis = redisTarget(env);
   const storeRedis = createRedisConnection(redis, 'store');

@@ -4,6 +4,7 @@
  */
 import { config as loadDotenvFile } from 'dotenv';
 import { z } from 'zod';
+import { OTLP_PROTOCOL_EXPECTED, OTLP_PROTOCOLS } from '../telemetry/settings.js';
 import { ConfigError } from './errors.js';
 import { parseSeedNodes, redisVarProblems } from './redis-target.js';
 
@@ -186,6 +187,14 @@ const VARS = {
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: spec({
     schema: z.url({ protocol: HTTP }).optional(),
     expected: 'optional; the full OTLP/HTTP traces URL (e.g. http://otel-collector:4318/v1/traces)',
+  }),
+  OTEL_EXPORTER_OTLP_PROTOCOL: spec({
+    schema: z.enum(OTLP_PROTOCOLS).optional(),
+    expected: `optional; the OTLP transport of traces, ${OTLP_PROTOCOL_EXPECTED}`,
+  }),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: spec({
+    schema: z.enum(OTLP_PROTOCOLS).optional(),
+    expected: `optional; the transport of traces, overriding OTEL_EXPORTER_OTLP_PROTOCOL: ${OTLP_PROTOCOL_EXPECTED}`,
   }),
   OTEL_EXPORTER_OTLP_HEADERS: spec({
     schema: z.string().optional(),

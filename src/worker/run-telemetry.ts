@@ -30,7 +30,9 @@ export async function openSegment(
   try {
     const { state, slack } = loaded;
     const runId = state.runId;
-    const stored = await rt.store.runs.traceParent(runId);
+    // Read with the run (no round trip of its own) when it was loaded from Redis.
+    const stored =
+      loaded.traceParent !== undefined ? loaded.traceParent : await rt.store.runs.traceParent(runId);
     let parent: TraceCarrier | undefined = stored ? { traceparent: stored } : undefined;
     if (!parent && job?.name === 'start' && job.trace) parent = job.trace;
     if (!parent && state.agent) {
@@ -38,12 +40,13 @@ export async function openSegment(
       if (parentRun) parent = { traceparent: parentRun };
     }
     const permalink = await rt.threadPermalink?.(slack.channelId, slack.threadTs);
+    const requestModel = portsForRun(rt, state).model.model;
     const segment = telemetry.segment(parent, {
       runId,
       jobId,
       ...(job ? { job: job.name } : {}),
       ...(state.agent ? { agent: state.agent.name } : {}),
-      ...(portsForRun(rt, state).model.model ? { requestModel: portsForRun(rt, state).model.model } : {}),
+      ...(requestModel ? { requestModel } : {}),
       slack: {
         teamId: slack.teamId,
         channelId: slack.channelId,

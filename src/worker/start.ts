@@ -130,7 +130,7 @@ export async function startWorker(options: StartWorkerOptions = {}) {
   let stopping = false;
   const telemetry =
     options.telemetry ??
-    startTelemetry({ service: 'loopgate-worker', env: process.env, logger, redact: secrets.text });
+    (await startTelemetry({ service: 'loopgate-worker', env: process.env, logger, redact: secrets.text }));
   const cancels = new CancelWatch({
     isCancelled: (runId) => store.runs.cancelRecorded(runId),
     subscriber: connections.subscriber,

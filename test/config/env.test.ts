@@ -193,6 +193,33 @@ describe('loadEnv: errors name the key and what is expected', () => {
     );
   });
 
+  it('reads the OTLP protocols and refuses grpc at start-up, naming the variable', () => {
+    const env = loadEnv(
+      {
+        ...SECRETS,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf',
+      },
+      { envFile: false },
+    );
+    expect(env).toMatchObject({
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf',
+    });
+    const error = configErrorOf({
+      ...SECRETS,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc',
+    });
+    expect(error.problems.map((p) => p.key)).toEqual([
+      'OTEL_EXPORTER_OTLP_PROTOCOL',
+      'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL',
+    ]);
+    expect(error.message).toContain(
+      'OTEL_EXPORTER_OTLP_PROTOCOL: invalid value "grpc" (optional; the OTLP transport of traces, http/protobuf (the default) or http/json; grpc is not supported',
+    );
+  });
+
   it('never echoes the value of a secret', () => {
     const error = configErrorOf({ ...SECRETS, SLACK_BOT_TOKEN: 'xoxp-very-secret-user-token' });
     expect(error.message).toContain('SLACK_BOT_TOKEN: invalid value (a bot token starting with xoxb-)');

@@ -1,6 +1,6 @@
 /**
  * End to end, with loopgate's real processes and the official OpenTelemetry SDK exporting over OTLP/HTTP
- * to a receiver in the test: a run that pauses for an approval, whose bot and worker are then restarted
+ * (protobuf, the default) to a receiver in the test: a run that pauses for an approval, whose bot and worker are then restarted
  * (so the resume is worked by another worker process), is one trace: the bot's event span at its root,
  * the first stretch (`invoke_agent`) with its `chat` and the pause, the decision in the bot, the wait for
  * it (`await_approval`: who was asked, who decided, how long), and the resumed stretch with the write's
@@ -155,6 +155,9 @@ describe('OpenTelemetry traces of a run across a pause and a restart', { timeout
       'slack.channel.id': c.channel,
     });
     expect(slackCalls(resumed).map((s) => s.name)).toContain('slack chat.postMessage');
+
+    // Sent as OTLP protobuf, the default (OTEL_EXPORTER_OTLP_PROTOCOL unset), by the bot and the workers.
+    expect(new Set(otlp.encodings)).toEqual(new Set(['protobuf']));
 
     // No content by default: not the question, not the arguments, not the answer.
     const keys = trace.flatMap((s) => Object.keys(s.attributes));

@@ -51,6 +51,15 @@ describe('RunStore round trip', () => {
     expect(loaded?.persisted).toEqual({ messages: next.messages.length, evidence: next.evidence.length });
   });
 
+  it("reads the run's recorded trace context with it (null before one is recorded)", async () => {
+    await fx.store.runs.createRun(newState('run-traced'), slack);
+    expect((await fx.store.runs.loadRun('run-traced'))?.traceParent).toBeNull();
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    await fx.store.runs.setTraceParent('run-traced', traceparent);
+    expect((await fx.store.runs.loadRun('run-traced'))?.traceParent).toBe(traceparent);
+    expect(await fx.store.runs.traceParent('run-traced')).toBe(traceparent);
+  });
+
   it('returns null for a run that does not exist', async () => {
     expect(await fx.store.runs.loadRun('nope')).toBeNull();
   });

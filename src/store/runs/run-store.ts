@@ -62,6 +62,12 @@ export interface LoadedRun {
    * call is pending.
    */
   pauseApprovals: ApprovalRecord[];
+  /**
+   * The run's recorded trace context (W3C traceparent), read in the same snapshot; null when none is
+   * recorded. Absent only where a run is not loaded from Redis (tests' own records): then ask
+   * `traceParent`.
+   */
+  traceParent?: string | null;
 }
 
 export interface SaveStepInput {
@@ -255,6 +261,7 @@ export class RunStore {
         finishedAt: h.finishedAt ? count.parse(h.finishedAt) : null,
         answerTs: h.answerTs ? h.answerTs : null,
         pauseApprovals,
+        traceParent: h.traceparent ? h.traceparent : null,
       };
     });
   }
