@@ -25,15 +25,22 @@ function branches(schema: Schema): Schema[] {
   return list ? list.filter(isSchema).flatMap(branches) : [schema];
 }
 
+/** The JSON types one branch allows, or null when it does not say. */
+function branchTypes(b: Schema): string[] | null {
+  const values = Array.isArray(b.enum) ? b.enum : 'const' in b ? [b.const] : null;
+  if (values) return values.map((v) => (v === null ? 'null' : typeof v));
+  if (typeof b.type === 'string') return [b.type];
+  if (Array.isArray(b.type)) return b.type.map(String);
+  return null;
+}
+
 /** The JSON types a schema allows, or null when it does not say. */
 function typesOf(schema: Schema): Set<string> | null {
   const out = new Set<string>();
   for (const b of branches(schema)) {
-    const values = Array.isArray(b.enum) ? b.enum : 'const' in b ? [b.const] : null;
-    if (values) for (const v of values) out.add(v === null ? 'null' : typeof v);
-    else if (typeof b.type === 'string') out.add(b.type);
-    else if (Array.isArray(b.type)) for (const t of b.type) out.add(String(t));
-    else return null;
+    const types = branchTypes(b);
+    if (types === null) return null;
+    for (const t of types) out.add(t);
   }
   for (const t of [...out]) if (t === 'integer') out.add('number');
   return out;
@@ -115,6 +122,39 @@ function operatorProblem(c: RuleCondition, types: Set<string>, enums: Scalar[] |
   return null;
 }
 
+/** The JSON types every schema reached allows, or null when one does not say (or none was reached). */
+function typesReached(schemas: readonly Schema[]): Set<string> | null {
+  if (schemas.length === 0) return null;
+  const types = new Set<string>();
+  for (const s of schemas) {
+    const t = typesOf(s);
+    if (t === null) return null;
+    for (const x of t) types.add(x);
+  }
+  return types;
+}
+
+/** The warnings for one condition of a rule on `tool`, whose arguments `schema` describes. */
+function conditionWarnings(tool: string, schema: Schema, c: RuleCondition, key: string): RuleWarning[] {
+  const reached = walk(schema, c.parts);
+  if (reached.missing !== null) {
+    return [{ key, problem: `${tool} has no argument ${reached.missing}: this condition never holds` }];
+  }
+  const out: RuleWarning[] = [];
+  if (reached.indexed) {
+    const every = c.parts.filter((p) => !/^\d+$/.test(p)).join('.');
+    out.push({
+      key,
+      problem: `reads one element of a list only; ${every} reads every element (some of them for deny and ask, all of them for allow)`,
+    });
+  }
+  const types = typesReached(reached.schemas);
+  if (types === null) return out;
+  const problem = operatorProblem(c, types, enumsOf(reached.schemas));
+  if (problem) out.push({ key, problem });
+  return out;
+}
+
 /** Warnings for every rule of `rules` whose tool has a schema in `schemas` (tool name -> JSON Schema). */
 export function ruleSchemaWarnings(rules: RulesSection, schemas: ReadonlyMap<string, Schema>): RuleWarning[] {
   const out: RuleWarning[] = [];
@@ -123,32 +163,7 @@ export function ruleSchemaWarnings(rules: RulesSection, schemas: ReadonlyMap<str
     if (!schema) continue;
     list.forEach((rule, i) => {
       for (const c of rule.conditions) {
-        const key = `rules.${tool}[${i}].when.${c.path}`;
-        const reached = walk(schema, c.parts);
-        if (reached.missing !== null) {
-          out.push({
-            key,
-            problem: `${tool} has no argument ${reached.missing}: this condition never holds`,
-          });
-          continue;
-        }
-        if (reached.indexed) {
-          const every = c.parts.filter((p) => !/^\d+$/.test(p)).join('.');
-          out.push({
-            key,
-            problem: `reads one element of a list only; ${every} reads every element (some of them for deny and ask, all of them for allow)`,
-          });
-        }
-        const types = new Set<string>();
-        let known = reached.schemas.length > 0;
-        for (const s of reached.schemas) {
-          const t = typesOf(s);
-          if (t === null) known = false;
-          else for (const x of t) types.add(x);
-        }
-        if (!known) continue;
-        const problem = operatorProblem(c, types, enumsOf(reached.schemas));
-        if (problem) out.push({ key, problem });
+        out.push(...conditionWarnings(tool, schema, c, `rules.${tool}[${i}].when.${c.path}`));
       }
     });
   }
