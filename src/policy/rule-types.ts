@@ -55,31 +55,40 @@ interface Reached {
   missing: string | null;
 }
 
+/** What one step of a walk met: the schemas it leads to, a list read at an index, an open object. */
+interface Step {
+  next: Schema[];
+  indexed: boolean;
+  open: boolean;
+}
+
+/** Takes step `part` from `s` into `step` (a list not read at an index is stepped through to its items). */
+function stepFrom(s: Schema, part: string, step: Step): void {
+  for (const b of branches(s)) {
+    if (b.type === 'array' && isSchema(b.items)) {
+      if (/^\d+$/.test(part)) {
+        step.indexed = true;
+        step.next.push(b.items);
+      } else stepFrom(b.items, part, step);
+    } else if (isSchema(b.properties) && Object.hasOwn(b.properties, part)) {
+      const p = (b.properties as Record<string, unknown>)[part];
+      if (isSchema(p)) step.next.push(p);
+    } else if (b.additionalProperties !== false) {
+      step.open = true;
+    }
+  }
+}
+
 function walk(schema: Schema, parts: readonly string[]): Reached {
   let current: Schema[] = [schema];
   let indexed = false;
   for (const [i, part] of parts.entries()) {
-    const next: Schema[] = [];
-    let open = false;
-    const step = (s: Schema): void => {
-      for (const b of branches(s)) {
-        if (b.type === 'array' && isSchema(b.items)) {
-          if (/^\d+$/.test(part)) {
-            indexed = true;
-            next.push(b.items);
-          } else step(b.items);
-        } else if (isSchema(b.properties) && Object.hasOwn(b.properties, part)) {
-          const p = (b.properties as Record<string, unknown>)[part];
-          if (isSchema(p)) next.push(p);
-        } else if (b.additionalProperties !== false) {
-          open = true;
-        }
-      }
-    };
-    for (const s of current) step(s);
-    if (open) return { schemas: [], indexed, missing: null };
-    if (next.length === 0) return { schemas: [], indexed, missing: parts.slice(0, i + 1).join('.') };
-    current = next;
+    const step: Step = { next: [], indexed: false, open: false };
+    for (const s of current) stepFrom(s, part, step);
+    indexed ||= step.indexed;
+    if (step.open) return { schemas: [], indexed, missing: null };
+    if (step.next.length === 0) return { schemas: [], indexed, missing: parts.slice(0, i + 1).join('.') };
+    current = step.next;
   }
   // A list at the end: its elements are what the condition reads.
   const ends = current.flatMap((s) =>
