@@ -172,48 +172,44 @@ const storeRefusal: Record<string, string> = {
   not_found: 'I cannot find this approval any more. Nothing was changed.',
 };
 
-/** The Edit form was submitted: check, record the next round, redraw the card, resume when approved. */
-export async function editSubmitted(
+/** Where the card sits in Slack. */
+interface CardAt {
+  channel: string;
+  ts: string;
+}
+
+/** Each schema problem under the form block of its argument; several on one block are joined. */
+function errorsByBlock(
+  schema: Record<string, unknown>,
+  problems: ReadonlyArray<{ pointer: string; message: string }>,
+): Record<string, string> {
+  const errors: Record<string, string> = {};
+  for (const p of problems) {
+    const block = blockOfPath(schema, p.pointer);
+    errors[block] = errors[block] ? `${errors[block]}; ${p.message}` : p.message;
+  }
+  return errors;
+}
+
+/** Stores the edited round; a notice for the editor instead when the store refuses it. */
+async function storeEdit(
   ctx: BotContext,
+  record: ApprovalRecord,
   userId: string,
-  view: unknown,
-  onApproved: (record: ApprovalRecord, decider: { channel: string; user: string }) => void,
-): Promise<EditAnswer> {
-  const meta = editSubmissionMeta(view);
-  const click = { approvalId: meta.approvalId, userId, channelId: meta.channel, messageTs: meta.messageTs };
-  const check = await checkApprovalClick(ctx, click, 'approve');
-  if (!check.ok) return { notice: check.message };
-  const { record, card } = check;
-  const schema = record.schema ?? {};
-  const form = parseEditSubmission(view, schema, record.args);
-  if (!form.ok) return { errors: form.errors };
-  const first = blockOfPath(schema, '');
-  // Compared before the schema fills in defaults: a form sent back as it was opened changes nothing.
-  if (argsHash(form.args) === argsHash(record.args)) return { errors: { [first]: 'Nothing was changed.' } };
-  const checked = checkEditedArgs(schema, form.args);
-  if (!checked.ok) {
-    const errors: Record<string, string> = {};
-    for (const p of checked.problems) {
-      const block = blockOfPath(schema, p.pointer);
-      errors[block] = errors[block] ? `${errors[block]}; ${p.message}` : p.message;
-    }
-    return { errors };
-  }
-  if (checked.argsHash === record.argsHash) return { errors: { [first]: 'Nothing was changed.' } };
-  const planned = await nextRound(ctx, record, userId, checked.args, checked.argsHash);
-  if ('denied' in planned) {
-    return { errors: { [first]: `Denied by ${planned.denied}. Change the arguments, or Reject the call.` } };
-  }
+  card: CardAt,
+  next: ApprovalRecord,
+): Promise<{ next: ApprovalRecord } | { notice: string }> {
   const permalink = await ctx.slack.permalink(card.channel, card.ts);
-  let next: ApprovalRecord;
   try {
-    next = await ctx.store.approvals.edit({
-      approvalId: record.approvalId,
-      editedBy: userId,
-      now: ctx.clock.now(),
-      next: planned.next,
-      ...(permalink ? { permalink } : {}),
-    });
+    return {
+      next: await ctx.store.approvals.edit({
+        approvalId: record.approvalId,
+        editedBy: userId,
+        now: ctx.clock.now(),
+        next,
+        ...(permalink ? { permalink } : {}),
+      }),
+    };
   } catch (error) {
     if (error instanceof StoreError && storeRefusal[error.code])
       return { notice: storeRefusal[error.code] ?? '' };
@@ -221,6 +217,26 @@ export async function editSubmitted(
     if (unconfirmed) return { notice: unconfirmed };
     throw error;
   }
+}
+
+/** What the editor is told when the edited round still waits for approvals. */
+function waitingText(next: ApprovalRecord, userId: string): string {
+  const counted = (next.votes ?? []).some((v) => v.by === userId);
+  if (counted) {
+    return `Your edit is recorded and counts as your approval (${next.votes?.length ?? 0} of ${next.quorum ?? 1}); the edited call runs once enough approvers approve it.`;
+  }
+  return `Your edit is recorded. The edited call now waits for ${approversText(next.approvers)}${next.rule ? ` (${next.rule})` : ''}.`;
+}
+
+/** The edited round is stored: its timers, the card redrawn, and the call resumed or the editor told. */
+async function afterEdit(
+  ctx: BotContext,
+  record: ApprovalRecord,
+  next: ApprovalRecord,
+  card: CardAt,
+  userId: string,
+  onApproved: (record: ApprovalRecord, decider: { channel: string; user: string }) => void,
+): Promise<void> {
   ctx.logger.info(
     { runId: record.runId, approvalId: next.approvalId, editOf: record.approvalId, status: next.status },
     'approval edited',
@@ -244,14 +260,36 @@ export async function editSubmitted(
   );
   const decider = { channel: card.channel, user: userId };
   if (next.status === 'approved') onApproved(next, decider);
-  else {
-    const counted = (next.votes ?? []).some((v) => v.by === userId);
-    await ctx.slack.ephemeral(
-      decider,
-      counted
-        ? `Your edit is recorded and counts as your approval (${next.votes?.length ?? 0} of ${next.quorum ?? 1}); the edited call runs once enough approvers approve it.`
-        : `Your edit is recorded. The edited call now waits for ${approversText(next.approvers)}${next.rule ? ` (${next.rule})` : ''}.`,
-    );
+  else await ctx.slack.ephemeral(decider, waitingText(next, userId));
+}
+
+/** The Edit form was submitted: check, record the next round, redraw the card, resume when approved. */
+export async function editSubmitted(
+  ctx: BotContext,
+  userId: string,
+  view: unknown,
+  onApproved: (record: ApprovalRecord, decider: { channel: string; user: string }) => void,
+): Promise<EditAnswer> {
+  const meta = editSubmissionMeta(view);
+  const click = { approvalId: meta.approvalId, userId, channelId: meta.channel, messageTs: meta.messageTs };
+  const check = await checkApprovalClick(ctx, click, 'approve');
+  if (!check.ok) return { notice: check.message };
+  const { record, card } = check;
+  const schema = record.schema ?? {};
+  const form = parseEditSubmission(view, schema, record.args);
+  if (!form.ok) return { errors: form.errors };
+  const first = blockOfPath(schema, '');
+  // Compared before the schema fills in defaults: a form sent back as it was opened changes nothing.
+  if (argsHash(form.args) === argsHash(record.args)) return { errors: { [first]: 'Nothing was changed.' } };
+  const checked = checkEditedArgs(schema, form.args);
+  if (!checked.ok) return { errors: errorsByBlock(schema, checked.problems) };
+  if (checked.argsHash === record.argsHash) return { errors: { [first]: 'Nothing was changed.' } };
+  const planned = await nextRound(ctx, record, userId, checked.args, checked.argsHash);
+  if ('denied' in planned) {
+    return { errors: { [first]: `Denied by ${planned.denied}. Change the arguments, or Reject the call.` } };
   }
+  const stored = await storeEdit(ctx, record, userId, card, planned.next);
+  if ('notice' in stored) return stored;
+  await afterEdit(ctx, record, stored.next, card, userId, onApproved);
   return null;
 }

@@ -118,8 +118,8 @@ function waitingText(report: TraceReport): string {
     : `Waiting for ${agents}.`;
 }
 
-export function traceText(report: TraceReport, maxChars: number): string {
-  const { run } = report;
+/** The run's own lines: status, where, when, usage, and what changed its course (cancel, budget). */
+function headerLines(run: TraceReport['run']): string[] {
   const usage = run.usage;
   const lines = [
     `Run ${run.runId}: ${run.status}${run.stopReason ? ` (${run.stopReason})` : ''}`,
@@ -137,6 +137,36 @@ export function traceText(report: TraceReport, maxChars: number): string {
   for (const g of run.extensions ?? []) {
     lines.push(`  budget extended (${g.reason}) by ${g.by} at ${utc(g.at)}: ${increaseText(g.added)}`);
   }
+  return lines;
+}
+
+/** How the run stopped, or what it waits for; nothing for a run that completed. */
+function endingLines(report: TraceReport): string[] {
+  const { run } = report;
+  if (run.stopReason === 'completed') return [];
+  if (run.stopReason !== null) {
+    return [`Stopped: ${run.stopReason}${run.stopMessage ? `: ${run.stopMessage}` : ''}`];
+  }
+  if (run.budgetAsk)
+    return [`Waiting for more budget (${run.budgetAsk.reason}): ${increaseText(run.budgetAsk.offer)}?`];
+  return [run.status === 'awaiting_approval' ? waitingText(report) : 'Not finished yet.'];
+}
+
+function feedbackLines(report: TraceReport, maxChars: number): string[] {
+  if (report.feedback.length === 0) return [];
+  return [
+    '',
+    'Feedback:',
+    ...report.feedback.map((f) => {
+      const comment = f.comment ? `: ${shorten(f.comment, maxChars)}` : '';
+      return `  - ${f.value} from ${f.userId} at ${utc(f.at)}${comment}`;
+    }),
+  ];
+}
+
+export function traceText(report: TraceReport, maxChars: number): string {
+  const { run } = report;
+  const lines = headerLines(run);
   lines.push('', `Question: ${shorten(run.question, maxChars)}`, '');
   if (report.steps.length === 0) lines.push('No model calls yet.');
   const waiting = new Set(report.awaitingDecision);
@@ -154,23 +184,6 @@ export function traceText(report: TraceReport, maxChars: number): string {
   }
   lines.push('');
   if (report.answer !== null) lines.push('Answer:', ...report.answer.split('\n').map((l) => `  ${l}`));
-  if (run.stopReason !== null && run.stopReason !== 'completed') {
-    lines.push(`Stopped: ${run.stopReason}${run.stopMessage ? `: ${run.stopMessage}` : ''}`);
-  } else if (run.stopReason === null) {
-    lines.push(
-      run.budgetAsk
-        ? `Waiting for more budget (${run.budgetAsk.reason}): ${increaseText(run.budgetAsk.offer)}?`
-        : run.status === 'awaiting_approval'
-          ? waitingText(report)
-          : 'Not finished yet.',
-    );
-  }
-  if (report.feedback.length > 0) {
-    lines.push('', 'Feedback:');
-    for (const f of report.feedback) {
-      const comment = f.comment ? `: ${shorten(f.comment, maxChars)}` : '';
-      lines.push(`  - ${f.value} from ${f.userId} at ${utc(f.at)}${comment}`);
-    }
-  }
+  lines.push(...endingLines(report), ...feedbackLines(report, maxChars));
   return `${lines.join('\n')}\n`;
 }

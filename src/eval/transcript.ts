@@ -3,6 +3,7 @@
  * approval put to the scripted approver, the runs' final states and answers, and the world's final state.
  */
 import type { ActionRecord, GatedCall } from '../loop/gated-calls.js';
+import type { ToolCall } from '../loop/messages.js';
 import type { RunState } from '../loop/run-state.js';
 import type { StopReason } from '../loop/run-status.js';
 import type { WorldState } from './world/world-state.js';
@@ -124,6 +125,32 @@ function resultOf(content: string): ResultView {
   }
 }
 
+/** What one call came to, given its result and the action that gated it (if any). */
+function callRecord(
+  c: ToolCall,
+  result: ResultView,
+  action: ActionRecord | undefined,
+  gated: boolean,
+  where: { run: number; agent: string | undefined },
+): CallRecord {
+  const attempted = result.ok || !NOT_RUN.has(result.code ?? '');
+  // A gated call runs only through an approved action; its result alone says nothing of that.
+  const executed = gated ? action !== undefined && RAN.has(action.outcome) : attempted;
+  return {
+    run: where.run,
+    ...(where.agent ? { agent: where.agent } : {}),
+    id: c.id,
+    tool: c.name,
+    args: parseArgs(c.arguments),
+    ...(result.edited === undefined ? {} : { editedArgs: result.edited }),
+    gated,
+    ok: result.ok,
+    ...(result.code ? { code: result.code } : {}),
+    executed,
+    ...(action ? { outcome: action.outcome } : {}),
+  };
+}
+
 /** Every tool call of a run's messages, with what came of it (`agent`: the sub-agent whose run it is). */
 export function callsOf(
   state: RunState,
@@ -141,22 +168,7 @@ export function callsOf(
       const result = results.get(c.id) ?? { ok: false, code: 'no_result' };
       const action = actions.get(c.id);
       const gated = action !== undefined || isGated(c.name);
-      const attempted = result.ok || !NOT_RUN.has(result.code ?? '');
-      // A gated call runs only through an approved action; its result alone says nothing of that.
-      const executed = gated ? action !== undefined && RAN.has(action.outcome) : attempted;
-      out.push({
-        run,
-        ...(agent ? { agent } : {}),
-        id: c.id,
-        tool: c.name,
-        args: parseArgs(c.arguments),
-        ...(result.edited === undefined ? {} : { editedArgs: result.edited }),
-        gated,
-        ok: result.ok,
-        ...(result.code ? { code: result.code } : {}),
-        executed,
-        ...(action ? { outcome: action.outcome } : {}),
-      });
+      out.push(callRecord(c, result, action, gated, { run, agent }));
     }
   }
   return out;

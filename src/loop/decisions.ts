@@ -228,6 +228,37 @@ function askedAgain(state: RunState, call: GatedCall, plan: CallPlan, deps: Engi
 const isSettled = (state: RunState) =>
   state.turn!.pending.length === 0 && (state.turn!.delegated ?? []).length === 0;
 
+/** The run's rejections, with `d` remembered when it is a person's (not a shadow's) rejection of `call`. */
+function rejectedAfter(rejected: RunState['rejected'], call: GatedCall, d: Decision): RunState['rejected'] {
+  if (d.kind !== 'rejected' || d.shadow) return rejected;
+  return {
+    ...rejected,
+    [callSignature(call.tool, call.argsHash)]: {
+      ...(d.by ? { by: d.by } : {}),
+      ...(d.reason ? { reason: d.reason } : {}),
+    },
+  };
+}
+
+/** The run once `call` is resolved: its slot filled, no longer pending, its action and evidence kept. */
+function withResolution(
+  state: RunState,
+  call: GatedCall,
+  d: Decision,
+  res: Resolution,
+  deps: EngineDeps,
+): RunState {
+  const turn = setSlot(state.turn!, call.toolCallId, res.result);
+  return {
+    ...state,
+    turn: { ...turn, pending: turn.pending.filter((p) => p.toolCallId !== call.toolCallId) },
+    actions: state.actions.concat(res.action),
+    evidence: res.evidence.length > 0 ? state.evidence.concat(res.evidence) : state.evidence,
+    rejected: rejectedAfter(state.rejected, call, d),
+    updatedAt: deps.clock.now(),
+  };
+}
+
 /**
  * Applies people's decisions to the gated calls of the paused turn, one by one and in the order given:
  * approved calls execute (then verify), the others become results saying why they did not run. The run
@@ -257,25 +288,7 @@ export async function applyDecisions(
       if (deps.checkpoint) await deps.checkpoint(next);
       continue;
     }
-    const turn = setSlot(next.turn!, call.toolCallId, res.result);
-    const rejected =
-      d.kind === 'rejected' && !d.shadow
-        ? {
-            ...next.rejected,
-            [callSignature(call.tool, call.argsHash)]: {
-              ...(d.by ? { by: d.by } : {}),
-              ...(d.reason ? { reason: d.reason } : {}),
-            },
-          }
-        : next.rejected;
-    next = {
-      ...next,
-      turn: { ...turn, pending: turn.pending.filter((p) => p.toolCallId !== call.toolCallId) },
-      actions: next.actions.concat(res.action),
-      evidence: res.evidence.length > 0 ? next.evidence.concat(res.evidence) : next.evidence,
-      rejected,
-      updatedAt: deps.clock.now(),
-    };
+    next = withResolution(next, call, d, res, deps);
     deps.emit({
       type: 'decision_applied',
       runId: state.runId,

@@ -144,6 +144,42 @@ function finalFailure(
   };
 }
 
+/** A successful result, listing the retried attempts before it. */
+async function shaped(raw: unknown, limits: CallLimits, attempts: RetriedAttempt[]): Promise<ToolResult> {
+  const bounded = await shapeResult(raw, limits);
+  return attempts.length > 0 && bounded.ok ? { ...bounded, attempts } : bounded;
+}
+
+/** What follows a failed attempt: the call's final result, or another attempt after a wait. */
+type AfterFailure = { final: Omit<Executed, 'durationMs'> } | { retry: RetriedAttempt };
+
+/** Decides what follows attempt `n`, which threw `err`. */
+async function afterFailure(
+  tool: AnyTool,
+  err: unknown,
+  n: number,
+  limits: CallLimits,
+  attempts: RetriedAttempt[],
+): Promise<AfterFailure> {
+  const { transient, retryAfterMs } = classifyFailure(err);
+  const failed = failure(tool, err, transient) as ToolResult & { ok: false };
+  if (!transient) return { final: { result: finalFailure(failed, attempts, undefined) } };
+  if (limits.notRepeatable) return { final: { result: finalFailure(failed, attempts, NOT_REPEATABLE) } };
+  const delayMs = retryDelayMs(n, limits.retry, limits.random, retryAfterMs);
+  const outOfTime = delayMs >= (limits.timeLeftMs?.() ?? Number.POSITIVE_INFINITY);
+  if (n < limits.retry.attempts && !outOfTime) {
+    return { retry: { attempt: n, code: failed.error.code, message: failed.error.message, delayMs } };
+  }
+  // The last attempt: the failure's own answer if it has one, else the failure.
+  const answer = answerOf(err);
+  if (answer) return { final: { result: await shaped(answer.value, limits, attempts), raw: answer.value } };
+  const why =
+    outOfTime && n < limits.retry.attempts
+      ? 'not retried because the run has no time left for another attempt'
+      : undefined;
+  return { final: { result: finalFailure(failed, attempts, why) } };
+}
+
 /**
  * Executes one validated call; a throw or a timeout becomes an error result, never an exception. A
  * transient failure is tried again as `limits.retry` allows, waiting with backoff and jitter, while the
@@ -160,6 +196,7 @@ export async function executeCall(
   const elapsed = () => performance.now() - started;
   for (let n = 1; ; n++) {
     const left = limits.timeLeftMs?.() ?? Number.POSITIVE_INFINITY;
+    let next: AfterFailure;
     try {
       const raw = await withTimeout(
         tool.name,
@@ -167,41 +204,19 @@ export async function executeCall(
         (signal) => tool.execute(args, toolContext(call, signal)),
         limits.cancel,
       );
-      const bounded = await shapeResult(raw, limits);
-      const result = attempts.length > 0 && bounded.ok ? { ...bounded, attempts } : bounded;
-      return { result, raw, durationMs: elapsed() };
+      return { result: await shaped(raw, limits, attempts), raw, durationMs: elapsed() };
     } catch (err) {
       call.logger.warn({ err, tool: tool.name, toolCallId: call.toolCallId, attempt: n }, 'tool call failed');
-      const { transient, retryAfterMs } = classifyFailure(err);
-      const failed = failure(tool, err, transient) as ToolResult & { ok: false };
-      if (!transient) return { result: finalFailure(failed, attempts, undefined), durationMs: elapsed() };
-      if (limits.notRepeatable) {
-        return { result: finalFailure(failed, attempts, NOT_REPEATABLE), durationMs: elapsed() };
-      }
-      const delayMs = retryDelayMs(n, limits.retry, limits.random, retryAfterMs);
-      const outOfTime = delayMs >= (limits.timeLeftMs?.() ?? Number.POSITIVE_INFINITY);
-      if (n >= limits.retry.attempts || outOfTime) {
-        const answer = answerOf(err);
-        if (answer) {
-          const bounded = await shapeResult(answer.value, limits);
-          const result = bounded.ok && attempts.length > 0 ? { ...bounded, attempts } : bounded;
-          return { result, raw: answer.value, durationMs: elapsed() };
-        }
-        const why =
-          outOfTime && n < limits.retry.attempts
-            ? 'not retried because the run has no time left for another attempt'
-            : undefined;
-        return { result: finalFailure(failed, attempts, why), durationMs: elapsed() };
-      }
-      const retried = { attempt: n, code: failed.error.code, message: failed.error.message, delayMs };
-      attempts.push(retried);
-      limits.onRetry?.(retried);
-      try {
-        await limits.sleep(delayMs, limits.cancel);
-      } catch {
-        // Only a cancel cuts the wait short.
-        return { result: failure(tool, new RunCancelledError(tool.name), false), durationMs: elapsed() };
-      }
+      next = await afterFailure(tool, err, n, limits, attempts);
+    }
+    if ('final' in next) return { ...next.final, durationMs: elapsed() };
+    attempts.push(next.retry);
+    limits.onRetry?.(next.retry);
+    try {
+      await limits.sleep(next.retry.delayMs, limits.cancel);
+    } catch {
+      // Only a cancel cuts the wait short.
+      return { result: failure(tool, new RunCancelledError(tool.name), false), durationMs: elapsed() };
     }
   }
 }

@@ -33,6 +33,22 @@ function worthFallingBack(err: ModelError, signal: AbortSignal): boolean {
   return err.status === undefined || err.retryable;
 }
 
+/**
+ * The error the last model asked ends with: its own when it was the only one asked, else one that lists
+ * each model's failure in turn and otherwise says what the last one's did.
+ */
+function finalError(failures: readonly string[], name: string, err: ModelError): ModelError {
+  if (failures.length === 0) return err;
+  return new ModelError(`${[...failures, `${name}: ${err.message}`].join('; then ')}`, {
+    ...(err.status === undefined ? {} : { status: err.status }),
+    retryable: err.retryable,
+    contextExceeded: err.contextExceeded,
+    ...(err.serverMessage === undefined ? {} : { serverMessage: err.serverMessage }),
+    ...(err.serverCode === undefined ? {} : { serverCode: err.serverCode }),
+    cause: err,
+  });
+}
+
 export function fallbackModel(models: readonly NamedModel[], options: FallbackOptions = {}): ModelPort {
   const [primary] = models;
   if (!primary) throw new TypeError('fallbackModel needs at least one model');
@@ -47,17 +63,7 @@ export function fallbackModel(models: readonly NamedModel[], options: FallbackOp
         } catch (raw) {
           const err = asModelError(raw);
           const next = models[i + 1];
-          if (!next || !worthFallingBack(err, request.signal)) {
-            if (failures.length === 0) throw err;
-            throw new ModelError(`${[...failures, `${m.name}: ${err.message}`].join('; then ')}`, {
-              ...(err.status === undefined ? {} : { status: err.status }),
-              retryable: err.retryable,
-              contextExceeded: err.contextExceeded,
-              ...(err.serverMessage === undefined ? {} : { serverMessage: err.serverMessage }),
-              ...(err.serverCode === undefined ? {} : { serverCode: err.serverCode }),
-              cause: err,
-            });
-          }
+          if (!next || !worthFallingBack(err, request.signal)) throw finalError(failures, m.name, err);
           failures.push(`${m.name}: ${err.message}`);
           options.onFallback?.(m.name, next.name, err);
         }

@@ -271,74 +271,89 @@ async function streamed(
   onText: (delta: string) => void,
 ): Promise<unknown> {
   const stream = await client.chat.completions.create(body, { signal });
-  let content: string | null = null;
-  let refusal: string | null = null;
-  let finishReason: string | null = null;
-  let model: string | undefined;
-  let usage: unknown;
-  const calls: PartialCall[] = [];
-  let sawChoice = false;
-  for await (const chunk of stream as AsyncIterable<unknown>) {
-    if (!isRecord(chunk)) continue;
-    model ??= asString(chunk.model);
-    if (isRecord(chunk.usage)) usage = chunk.usage;
+  const fold = new StreamFold(onText);
+  for await (const chunk of stream as AsyncIterable<unknown>) fold.chunk(chunk);
+  return fold.completion();
+}
+
+/** The chunks of a streamed completion so far, folded into what a whole completion would say. */
+class StreamFold {
+  private content: string | null = null;
+  private refusal: string | null = null;
+  private finishReason: string | null = null;
+  private model: string | undefined;
+  private usage: unknown;
+  private readonly calls: PartialCall[] = [];
+  private sawChoice = false;
+
+  constructor(private readonly onText: (delta: string) => void) {}
+
+  chunk(chunk: unknown): void {
+    if (!isRecord(chunk)) return;
+    this.model ??= asString(chunk.model);
+    if (isRecord(chunk.usage)) this.usage = chunk.usage;
     const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
-    if (!isRecord(choice)) continue;
-    sawChoice = true;
-    finishReason = asString(choice.finish_reason) ?? finishReason;
-    const delta = choice.delta;
-    if (!isRecord(delta)) continue;
+    if (!isRecord(choice)) return;
+    this.sawChoice = true;
+    this.finishReason = asString(choice.finish_reason) ?? this.finishReason;
+    if (isRecord(choice.delta)) this.delta(choice.delta);
+  }
+
+  private delta(delta: Record<string, unknown>): void {
     const text = asString(delta.content);
     if (text) {
-      content = (content ?? '') + text;
-      onText(text);
+      this.content = (this.content ?? '') + text;
+      this.onText(text);
     }
     const refused = asString(delta.refusal);
-    if (refused) refusal = (refusal ?? '') + refused;
-    if (Array.isArray(delta.tool_calls)) {
-      for (const d of delta.tool_calls) {
-        if (!isRecord(d)) continue;
-        const index = typeof d.index === 'number' ? d.index : calls.length;
-        const call = calls[index] ?? { name: '', arguments: '' };
-        calls[index] = call;
-        call.id ??= asString(d.id);
-        call.type ??= asString(d.type);
-        const fn = isRecord(d.function) ? d.function : {};
-        call.name += asString(fn.name) ?? '';
-        call.arguments += asString(fn.arguments) ?? '';
-      }
+    if (refused) this.refusal = (this.refusal ?? '') + refused;
+    if (!Array.isArray(delta.tool_calls)) return;
+    for (const d of delta.tool_calls) {
+      if (isRecord(d)) this.toolCallDelta(d);
     }
   }
-  // A stream that ended without saying why the reply stopped was cut short (some servers close the
-  // connection without an error): half a reply must not pass for a whole one.
-  if (sawChoice && finishReason === null) {
-    throw new ModelError('the model server ended the streamed reply before it was complete', {
-      retryable: true,
-    });
+
+  /** A piece of a tool call: its id and type come once, its name and arguments in parts. */
+  private toolCallDelta(d: Record<string, unknown>): void {
+    const index = typeof d.index === 'number' ? d.index : this.calls.length;
+    const call = this.calls[index] ?? { name: '', arguments: '' };
+    this.calls[index] = call;
+    call.id ??= asString(d.id);
+    call.type ??= asString(d.type);
+    const fn = isRecord(d.function) ? d.function : {};
+    call.name += asString(fn.name) ?? '';
+    call.arguments += asString(fn.arguments) ?? '';
   }
-  return {
-    ...(model === undefined ? {} : { model }),
-    // No choice at all is an unusable reply, and toReply says so.
-    choices: sawChoice
-      ? [
-          {
-            finish_reason: finishReason,
-            message: {
-              content,
-              refusal,
-              tool_calls: calls
-                .filter((c) => c !== undefined)
-                .map((c) => ({
-                  id: c.id ?? null,
-                  type: c.type ?? null,
-                  function: { name: c.name, arguments: c.arguments },
-                })),
-            },
-          },
-        ]
-      : [],
-    usage,
-  };
+
+  completion(): unknown {
+    // A stream that ended without saying why the reply stopped was cut short (some servers close the
+    // connection without an error): half a reply must not pass for a whole one.
+    if (this.sawChoice && this.finishReason === null) {
+      throw new ModelError('the model server ended the streamed reply before it was complete', {
+        retryable: true,
+      });
+    }
+    return {
+      ...(this.model === undefined ? {} : { model: this.model }),
+      // No choice at all is an unusable reply, and toReply says so.
+      choices: this.sawChoice ? [{ finish_reason: this.finishReason, message: this.message() }] : [],
+      usage: this.usage,
+    };
+  }
+
+  private message(): unknown {
+    return {
+      content: this.content,
+      refusal: this.refusal,
+      tool_calls: this.calls
+        .filter((c) => c !== undefined)
+        .map((c) => ({
+          id: c.id ?? null,
+          type: c.type ?? null,
+          function: { name: c.name, arguments: c.arguments },
+        })),
+    };
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -86,21 +86,7 @@ export async function step(given: RunState, deps: EngineDeps): Promise<StepOutco
   } catch (err) {
     // Cancelled mid-request: the reply is abandoned, the step not counted; the boundary stops the run.
     if (cancel?.aborted) return { type: 'run_again', state };
-    const counted = { ...state, step: stepNo };
-    const refused = afterRefusal(counted, err);
-    if (refused && 'state' in refused) return { type: 'run_again', state: await save(refused.state, deps) };
-    const stop = refused
-      ? refused.stop
-      : controller.signal.aborted
-        ? {
-            reason: 'deadline' as const,
-            message: 'Stopped: the run ran out of working time waiting for the model.',
-          }
-        : {
-            reason: 'model_error' as const,
-            message: modelFailureSentence(err),
-          };
-    return final(await save(endRun(counted, stop, deps), deps));
+    return modelFailed(state, stepNo, err, controller.signal.aborted, deps);
   } finally {
     clearTimeout(deadline);
   }
@@ -135,6 +121,34 @@ export async function step(given: RunState, deps: EngineDeps): Promise<StepOutco
     turn: openTurn(calls),
   };
   return processTurn(await save(withTurn, deps), deps);
+}
+
+/**
+ * The model request of step `stepNo` failed (not by a cancel): the step counts, and the run either tries
+ * again with a smaller window (afterRefusal) or ends, for its deadline (`timedOut`) or the model's error.
+ */
+async function modelFailed(
+  state: RunState,
+  stepNo: number,
+  err: unknown,
+  timedOut: boolean,
+  deps: EngineDeps,
+): Promise<StepOutcome> {
+  const counted = { ...state, step: stepNo };
+  const refused = afterRefusal(counted, err);
+  if (refused && 'state' in refused) return { type: 'run_again', state: await save(refused.state, deps) };
+  const stop = refused
+    ? refused.stop
+    : timedOut
+      ? {
+          reason: 'deadline' as const,
+          message: 'Stopped: the run ran out of working time waiting for the model.',
+        }
+      : {
+          reason: 'model_error' as const,
+          message: modelFailureSentence(err),
+        };
+  return final(await save(endRun(counted, stop, deps), deps));
 }
 
 /** A budget ran out: the run asks for more where its limits allow (budget-extension.ts), else ends. */

@@ -14,28 +14,12 @@ export function boundedFetch(
     const response = await base(input, init);
     if (!response.ok || !response.body) return response;
     const events = (response.headers.get('content-type') ?? '').includes('text/event-stream');
-    let size = 0;
-    let afterNewline = false;
+    const sizeAfter = events ? eventSize(maxBytes) : bodySize();
     const why = `a reply of the server was larger than maxReplyBytes (${maxBytes} bytes)`;
     const counted = response.body.pipeThrough(
       new TransformStream<Uint8Array, Uint8Array>({
         transform(chunk, controller) {
-          if (!events) {
-            size += chunk.byteLength;
-          } else {
-            for (const byte of chunk) {
-              if (byte === 0x0a) {
-                // A blank line ends an event: what follows is the next message.
-                if (afterNewline) size = 0;
-                afterNewline = true;
-              } else if (byte !== 0x0d) {
-                afterNewline = false;
-                size += 1;
-              }
-              if (size > maxBytes) break;
-            }
-          }
-          if (size > maxBytes) {
+          if (sizeAfter(chunk) > maxBytes) {
             controller.error(new Error(why));
             onTooLarge(why);
             return;
@@ -49,5 +33,37 @@ export function boundedFetch(
       statusText: response.statusText,
       headers: response.headers,
     });
+  };
+}
+
+/** The size of the message being read, after one more chunk of the body. */
+type MessageSize = (chunk: Uint8Array) => number;
+
+/** A JSON body is one message: every byte counts. */
+function bodySize(): MessageSize {
+  let size = 0;
+  return (chunk) => {
+    size += chunk.byteLength;
+    return size;
+  };
+}
+
+/** An event stream: bytes since the last blank line, carriage returns aside; counting stops past `maxBytes`. */
+function eventSize(maxBytes: number): MessageSize {
+  let size = 0;
+  let afterNewline = false;
+  return (chunk) => {
+    for (const byte of chunk) {
+      if (byte === 0x0a) {
+        // A blank line ends an event: what follows is the next message.
+        if (afterNewline) size = 0;
+        afterNewline = true;
+      } else if (byte !== 0x0d) {
+        afterNewline = false;
+        size += 1;
+      }
+      if (size > maxBytes) break;
+    }
+    return size;
   };
 }

@@ -177,22 +177,28 @@ const hasBounds = (c: Condition) =>
  * says why not, for people; the two agree (tested).
  */
 export function conditionVerdict(c: Condition, value: unknown): Verdict {
-  if (c.present !== undefined && c.present !== (value !== undefined)) return 'fails';
-  if (c.equals !== undefined || Object.hasOwn(c, 'equals')) {
-    if (value !== c.equals) return 'fails';
-  }
-  if (c.oneOf && !c.oneOf.includes(value as Scalar)) return 'fails';
-  if (c.glob !== undefined && (typeof value !== 'string' || !globMatch(c.glob, value))) return 'fails';
-  if (c.regex && (typeof value !== 'string' || !c.regex.test(value))) return 'fails';
-  if (hasBounds(c)) {
-    if (value === undefined) return 'fails';
-    const n = comparable(value);
-    if (n === null) return 'unknown';
-    if (c.lt !== undefined && !(n < c.lt)) return 'fails';
-    if (c.lte !== undefined && !(n <= c.lte)) return 'fails';
-    if (c.gt !== undefined && !(n > c.gt)) return 'fails';
-    if (c.gte !== undefined && !(n >= c.gte)) return 'fails';
-  }
+  if (!matchesValue(c, value)) return 'fails';
+  return hasBounds(c) ? boundsVerdict(c, value) : 'holds';
+}
+
+/** Whether `value` passes the condition's presence, equality and string tests (all but comparisons). */
+function matchesValue(c: Condition, value: unknown): boolean {
+  if (c.present !== undefined && c.present !== (value !== undefined)) return false;
+  if ((c.equals !== undefined || Object.hasOwn(c, 'equals')) && value !== c.equals) return false;
+  if (c.oneOf && !c.oneOf.includes(value as Scalar)) return false;
+  if (c.glob !== undefined && (typeof value !== 'string' || !globMatch(c.glob, value))) return false;
+  return !(c.regex && (typeof value !== 'string' || !c.regex.test(value)));
+}
+
+/** The verdict of the condition's comparisons alone: an absent value fails, a non-number is unknown. */
+function boundsVerdict(c: Condition, value: unknown): Verdict {
+  if (value === undefined) return 'fails';
+  const n = comparable(value);
+  if (n === null) return 'unknown';
+  if (c.lt !== undefined && !(n < c.lt)) return 'fails';
+  if (c.lte !== undefined && !(n <= c.lte)) return 'fails';
+  if (c.gt !== undefined && !(n > c.gt)) return 'fails';
+  if (c.gte !== undefined && !(n >= c.gte)) return 'fails';
   return 'holds';
 }
 

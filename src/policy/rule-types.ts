@@ -25,15 +25,22 @@ function branches(schema: Schema): Schema[] {
   return list ? list.filter(isSchema).flatMap(branches) : [schema];
 }
 
+/** The JSON types one branch allows, or null when it does not say. */
+function branchTypes(b: Schema): string[] | null {
+  const values = Array.isArray(b.enum) ? b.enum : 'const' in b ? [b.const] : null;
+  if (values) return values.map((v) => (v === null ? 'null' : typeof v));
+  if (typeof b.type === 'string') return [b.type];
+  if (Array.isArray(b.type)) return b.type.map(String);
+  return null;
+}
+
 /** The JSON types a schema allows, or null when it does not say. */
 function typesOf(schema: Schema): Set<string> | null {
   const out = new Set<string>();
   for (const b of branches(schema)) {
-    const values = Array.isArray(b.enum) ? b.enum : 'const' in b ? [b.const] : null;
-    if (values) for (const v of values) out.add(v === null ? 'null' : typeof v);
-    else if (typeof b.type === 'string') out.add(b.type);
-    else if (Array.isArray(b.type)) for (const t of b.type) out.add(String(t));
-    else return null;
+    const types = branchTypes(b);
+    if (types === null) return null;
+    for (const t of types) out.add(t);
   }
   for (const t of [...out]) if (t === 'integer') out.add('number');
   return out;
@@ -48,31 +55,40 @@ interface Reached {
   missing: string | null;
 }
 
+/** What one step of a walk met: the schemas it leads to, a list read at an index, an open object. */
+interface Step {
+  next: Schema[];
+  indexed: boolean;
+  open: boolean;
+}
+
+/** Takes step `part` from `s` into `step` (a list not read at an index is stepped through to its items). */
+function stepFrom(s: Schema, part: string, step: Step): void {
+  for (const b of branches(s)) {
+    if (b.type === 'array' && isSchema(b.items)) {
+      if (/^\d+$/.test(part)) {
+        step.indexed = true;
+        step.next.push(b.items);
+      } else stepFrom(b.items, part, step);
+    } else if (isSchema(b.properties) && Object.hasOwn(b.properties, part)) {
+      const p = (b.properties as Record<string, unknown>)[part];
+      if (isSchema(p)) step.next.push(p);
+    } else if (b.additionalProperties !== false) {
+      step.open = true;
+    }
+  }
+}
+
 function walk(schema: Schema, parts: readonly string[]): Reached {
   let current: Schema[] = [schema];
   let indexed = false;
   for (const [i, part] of parts.entries()) {
-    const next: Schema[] = [];
-    let open = false;
-    const step = (s: Schema): void => {
-      for (const b of branches(s)) {
-        if (b.type === 'array' && isSchema(b.items)) {
-          if (/^\d+$/.test(part)) {
-            indexed = true;
-            next.push(b.items);
-          } else step(b.items);
-        } else if (isSchema(b.properties) && Object.hasOwn(b.properties, part)) {
-          const p = (b.properties as Record<string, unknown>)[part];
-          if (isSchema(p)) next.push(p);
-        } else if (b.additionalProperties !== false) {
-          open = true;
-        }
-      }
-    };
-    for (const s of current) step(s);
-    if (open) return { schemas: [], indexed, missing: null };
-    if (next.length === 0) return { schemas: [], indexed, missing: parts.slice(0, i + 1).join('.') };
-    current = next;
+    const step: Step = { next: [], indexed: false, open: false };
+    for (const s of current) stepFrom(s, part, step);
+    indexed ||= step.indexed;
+    if (step.open) return { schemas: [], indexed, missing: null };
+    if (step.next.length === 0) return { schemas: [], indexed, missing: parts.slice(0, i + 1).join('.') };
+    current = step.next;
   }
   // A list at the end: its elements are what the condition reads.
   const ends = current.flatMap((s) =>
@@ -115,6 +131,39 @@ function operatorProblem(c: RuleCondition, types: Set<string>, enums: Scalar[] |
   return null;
 }
 
+/** The JSON types every schema reached allows, or null when one does not say (or none was reached). */
+function typesReached(schemas: readonly Schema[]): Set<string> | null {
+  if (schemas.length === 0) return null;
+  const types = new Set<string>();
+  for (const s of schemas) {
+    const t = typesOf(s);
+    if (t === null) return null;
+    for (const x of t) types.add(x);
+  }
+  return types;
+}
+
+/** The warnings for one condition of a rule on `tool`, whose arguments `schema` describes. */
+function conditionWarnings(tool: string, schema: Schema, c: RuleCondition, key: string): RuleWarning[] {
+  const reached = walk(schema, c.parts);
+  if (reached.missing !== null) {
+    return [{ key, problem: `${tool} has no argument ${reached.missing}: this condition never holds` }];
+  }
+  const out: RuleWarning[] = [];
+  if (reached.indexed) {
+    const every = c.parts.filter((p) => !/^\d+$/.test(p)).join('.');
+    out.push({
+      key,
+      problem: `reads one element of a list only; ${every} reads every element (some of them for deny and ask, all of them for allow)`,
+    });
+  }
+  const types = typesReached(reached.schemas);
+  if (types === null) return out;
+  const problem = operatorProblem(c, types, enumsOf(reached.schemas));
+  if (problem) out.push({ key, problem });
+  return out;
+}
+
 /** Warnings for every rule of `rules` whose tool has a schema in `schemas` (tool name -> JSON Schema). */
 export function ruleSchemaWarnings(rules: RulesSection, schemas: ReadonlyMap<string, Schema>): RuleWarning[] {
   const out: RuleWarning[] = [];
@@ -123,32 +172,7 @@ export function ruleSchemaWarnings(rules: RulesSection, schemas: ReadonlyMap<str
     if (!schema) continue;
     list.forEach((rule, i) => {
       for (const c of rule.conditions) {
-        const key = `rules.${tool}[${i}].when.${c.path}`;
-        const reached = walk(schema, c.parts);
-        if (reached.missing !== null) {
-          out.push({
-            key,
-            problem: `${tool} has no argument ${reached.missing}: this condition never holds`,
-          });
-          continue;
-        }
-        if (reached.indexed) {
-          const every = c.parts.filter((p) => !/^\d+$/.test(p)).join('.');
-          out.push({
-            key,
-            problem: `reads one element of a list only; ${every} reads every element (some of them for deny and ask, all of them for allow)`,
-          });
-        }
-        const types = new Set<string>();
-        let known = reached.schemas.length > 0;
-        for (const s of reached.schemas) {
-          const t = typesOf(s);
-          if (t === null) known = false;
-          else for (const x of t) types.add(x);
-        }
-        if (!known) continue;
-        const problem = operatorProblem(c, types, enumsOf(reached.schemas));
-        if (problem) out.push({ key, problem });
+        out.push(...conditionWarnings(tool, schema, c, `rules.${tool}[${i}].when.${c.path}`));
       }
     });
   }

@@ -385,15 +385,61 @@ function fallbackText(view: ApprovalView): string {
   return `${HEADER[view.status].replace(/^\S+ /, '')}: ${tool} (${view.effect})`;
 }
 
-/** The card for `view.status`: buttons while pending, the decision afterwards. */
-export function approvalCard(view: ApprovalView): SlackMessage {
-  const blocks: KnownBlock[] = [
+/** The header, the shadow note and the tool's effect, which every card opens with. */
+function introBlocks(view: ApprovalView): KnownBlock[] {
+  return [
     header(view.shadow ? `${SHADOW_HEADER}: ${view.tool}` : `${HEADER[view.status]}: ${view.tool}`),
     ...(view.shadow ? [section(fitSection(shadowText(view.shadow)).text)] : []),
     section(
       `\`${escapeAndTruncate(view.tool, 200, '…')}\` is a *${view.effect}* tool: it ${EFFECT_SENTENCE[view.effect]}.`,
     ),
   ];
+}
+
+/** Whether any part of the card shows less than all of its text (the full-text button shows the rest). */
+function isShortened(
+  view: ApprovalView,
+  argsTruncated: boolean,
+  edited: Fitted | null,
+  changed: Fitted | null,
+): boolean {
+  return (
+    argsTruncated ||
+    Boolean(edited?.cut) ||
+    Boolean(changed?.cut) ||
+    (view.plan?.ok === true && !fitsLabelled(showInvisible(view.plan.text))) ||
+    (view.preview != null && !fitsLabelled(showInvisible(view.preview))) ||
+    (view.reason != null && showInvisible(view.reason).length > REASON_CHARS)
+  );
+}
+
+/** Who asked, and who can decide (or answer, for a shadow card) while it is open. */
+function askedText(view: ApprovalView): string {
+  const via = view.agent ? ` through the sub-agent \`${escapeAndTruncate(view.agent, 100, '…')}\`` : '';
+  const asked = `Asked by ${userMention(view.requesterId)}${via}`;
+  if (view.shadow) return `${asked}${view.shadow.decided ? '' : ` · Can answer: ${approversText(view)}`}`;
+  if (view.status !== 'pending') return asked;
+  const escalated = view.escalatedAt ? ' (escalated)' : '';
+  return `${asked} · Can decide: ${approversText(view)}${escalated} · Expires ${slackDate(view.expiresAt)}`;
+}
+
+/** The notes only a pending card carries: break glass as the only way, and the quorum so far. */
+function pendingNotes(view: ApprovalView): KnownBlock[] {
+  if (view.status !== 'pending') return [];
+  const blocks: KnownBlock[] = [];
+  if (view.breakGlass === 'only')
+    blocks.push(
+      section(
+        `:rotating_light: *Denied by ${escapeAndTruncate(view.rule ?? 'a rule', 300)}.* It runs only if one of the people above breaks glass: a reason and an incident reference, posted here and audited for review. The requester cannot.`,
+      ),
+    );
+  if ((view.quorum ?? 1) > 1) blocks.push(section(fitSection(quorumText(view)).text));
+  return blocks;
+}
+
+/** The card for `view.status`: buttons while pending, the decision afterwards. */
+export function approvalCard(view: ApprovalView): SlackMessage {
+  const blocks = introBlocks(view);
 
   // Every budget is the section's limit less its own label, so no content can push a section over it.
   const label = `*Arguments*${view.edited ? ' (as edited)' : ''}\n`;
@@ -401,13 +447,7 @@ export function approvalCard(view: ApprovalView): SlackMessage {
   const edited = view.edited ? editedText(view.edited, view.args) : null;
   const decision = view.status === 'pending' || view.shadow ? null : fitSection(decisionText(view));
   const changed = view.planChanged ? planChangedText(view) : null;
-  const shortened =
-    args.truncated ||
-    Boolean(edited?.cut) ||
-    Boolean(changed?.cut) ||
-    (view.plan?.ok === true && !fitsLabelled(showInvisible(view.plan.text))) ||
-    (view.preview != null && !fitsLabelled(showInvisible(view.preview))) ||
-    (view.reason != null && showInvisible(view.reason).length > REASON_CHARS);
+  const shortened = isShortened(view, args.truncated, edited, changed);
   blocks.push(section(`${label}${args.text}`));
   if (edited) blocks.push(section(edited.text));
   if (shortened) {
@@ -420,27 +460,10 @@ export function approvalCard(view: ApprovalView): SlackMessage {
   if (changed) blocks.push(section(changed.text));
   if (view.plan) blocks.push(planBlock(view.plan));
 
-  const via = view.agent ? ` through the sub-agent \`${escapeAndTruncate(view.agent, 100, '…')}\`` : '';
-  const asked = `Asked by ${userMention(view.requesterId)}${via}`;
-  blocks.push(
-    context(
-      view.shadow
-        ? `${asked}${view.shadow.decided ? '' : ` · Can answer: ${approversText(view)}`}`
-        : view.status === 'pending'
-          ? `${asked} · Can decide: ${approversText(view)}${view.escalatedAt ? ' (escalated)' : ''} · Expires ${slackDate(view.expiresAt)}`
-          : asked,
-    ),
-  );
+  blocks.push(context(askedText(view)));
   const policy = [view.rule, view.approversFrom && `approvers from ${view.approversFrom}`].filter(Boolean);
   if (policy.length > 0) blocks.push(context(`Policy: ${escapeAndTruncate(policy.join(' · '), 300)}`));
-  if (view.status === 'pending' && view.breakGlass === 'only')
-    blocks.push(
-      section(
-        `:rotating_light: *Denied by ${escapeAndTruncate(view.rule ?? 'a rule', 300)}.* It runs only if one of the people above breaks glass: a reason and an incident reference, posted here and audited for review. The requester cannot.`,
-      ),
-    );
-  if (view.status === 'pending' && (view.quorum ?? 1) > 1)
-    blocks.push(section(fitSection(quorumText(view)).text));
+  blocks.push(...pendingNotes(view));
   if (decision) blocks.push(section(decision.text));
   if (view.outcome) blocks.push(labelled('Result', view.outcome));
   blocks.push(actions(`loopgate_approval`, buttonsFor(view, shortened)));

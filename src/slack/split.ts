@@ -53,6 +53,63 @@ function breakLongLines(lines: readonly string[], max: number): string[] {
   return out;
 }
 
+/** fences[i] is the fence open after line i (null when outside any fence). */
+function fencesAfterLines(lines: readonly string[]): (Fence | null)[] {
+  const fences: (Fence | null)[] = [];
+  let open: Fence | null = null;
+  for (const line of lines) {
+    open = fenceAfter(line, open);
+    fences.push(open);
+  }
+  return fences;
+}
+
+/** The lines of a text with the fence open after each, as the piece-cutting helpers read them. */
+interface Layout {
+  lines: readonly string[];
+  fences: readonly (Fence | null)[];
+}
+
+/**
+ * Greedy: the furthest line `end` such that head + lines[start..end] (+ a closing fence) fits in `max`,
+ * and the last paragraph end (the line before a blank one outside a fence) at or before it.
+ */
+function furthestFit(
+  { lines, fences }: Layout,
+  start: number,
+  headSize: number,
+  max: number,
+): { end: number; lastParagraphEnd: number } {
+  let size = headSize;
+  let end = start - 1;
+  let lastParagraphEnd = -1;
+  for (let i = start; i < lines.length; i++) {
+    const fence = fences[i] ?? null;
+    const closing = fence ? closingLine(fence).length + 1 : 0;
+    const added = (lines[i] ?? '').length + 1;
+    if (size + added + closing - 1 > max) break;
+    size += added;
+    end = i;
+    if ((lines[i] ?? '').trim() === '' && fence === null && i > start) lastParagraphEnd = i - 1;
+  }
+  return { end, lastParagraphEnd };
+}
+
+/** Where the piece starting at `start` ends (the index of its last line). */
+function cutPoint(layout: Layout, start: number, headSize: number, max: number): number {
+  const { lines } = layout;
+  const fit = furthestFit(layout, start, headSize, max);
+  const end = Math.max(fit.end, start); // fit.end < start cannot happen after breakLongLines; guards an infinite loop
+  return end < lines.length - 1 && fit.lastParagraphEnd >= start ? fit.lastParagraphEnd : end;
+}
+
+/** The next piece's first line after `start`: a new piece never starts with blank lines outside a fence. */
+function skipBlankLines({ lines, fences }: Layout, start: number): number {
+  let at = start;
+  while (at < lines.length && (lines[at] ?? '').trim() === '' && (fences[at - 1] ?? null) === null) at++;
+  return at;
+}
+
 /**
  * Returns pieces of at most `max` characters whose concatenation keeps all of the text (whitespace at the
  * cut points aside). `max` must be at least 2 × 100 + 20 so a reopened fence always fits.
@@ -62,34 +119,16 @@ export function splitMarkdown(text: string, max: number = SLACK_LIMITS.markdownB
   if (text.length <= max) return [text];
 
   const lines = breakLongLines(text.split('\n'), Math.floor(max / 2));
-  // fences[i] is the fence open after line i (null when outside any fence).
-  const fences: (Fence | null)[] = [];
-  let open: Fence | null = null;
-  for (const line of lines) {
-    open = fenceAfter(line, open);
-    fences.push(open);
-  }
+  const layout: Layout = { lines, fences: fencesAfterLines(lines) };
+  const { fences } = layout;
 
   const pieces: string[] = [];
   let start = 0;
   while (start < lines.length) {
     const reopen = start > 0 ? (fences[start - 1] ?? null) : null;
     const head = reopen ? [reopen.open] : [];
-    // Greedy: the furthest line `end` such that head + lines[start..end] (+ a closing fence) fits.
-    let size = head.reduce((n, l) => n + l.length + 1, 0);
-    let end = start - 1;
-    let lastParagraphEnd = -1;
-    for (let i = start; i < lines.length; i++) {
-      const fence = fences[i] ?? null;
-      const closing = fence ? closingLine(fence).length + 1 : 0;
-      const added = (lines[i] ?? '').length + 1;
-      if (size + added + closing - 1 > max) break;
-      size += added;
-      end = i;
-      if ((lines[i] ?? '').trim() === '' && fence === null && i > start) lastParagraphEnd = i - 1;
-    }
-    if (end < start) end = start; // cannot happen after breakLongLines; guards an infinite loop
-    const cutAt = end < lines.length - 1 && lastParagraphEnd >= start ? lastParagraphEnd : end;
+    const headSize = head.reduce((n, l) => n + l.length + 1, 0);
+    const cutAt = cutPoint(layout, start, headSize, max);
 
     const body = [...head, ...lines.slice(start, cutAt + 1)];
     const fence = fences[cutAt] ?? null;
@@ -97,15 +136,7 @@ export function splitMarkdown(text: string, max: number = SLACK_LIMITS.markdownB
     const piece = body.join('\n').replace(/\s+$/, '');
     if (piece.trim() !== '') pieces.push(piece);
 
-    start = cutAt + 1;
-    // A new piece never starts with blank lines outside a fence.
-    while (
-      start < lines.length &&
-      (lines[start] ?? '').trim() === '' &&
-      (fences[start - 1] ?? null) === null
-    ) {
-      start++;
-    }
+    start = skipBlankLines(layout, cutAt + 1);
   }
   return pieces;
 }

@@ -184,6 +184,47 @@ async function ask(draft: Draft, http: boolean, ctx: CliContext): Promise<void> 
   }
 }
 
+type Values = NonNullable<ReturnType<typeof parseCommandLine<typeof options>>>['values'];
+
+/** What the flags give, else the environment (an empty variable counts as unset). */
+function draftFrom(v: Values, env: CliContext['env']): Draft {
+  const fromEnv = (name: string) => env[name] || undefined;
+  return {
+    slackBotToken: v['bot-token'] ?? fromEnv('SLACK_BOT_TOKEN'),
+    slackSigningSecret: v['signing-secret'] ?? fromEnv('SLACK_SIGNING_SECRET'),
+    slackAppToken: v['app-token'] ?? fromEnv('SLACK_APP_TOKEN'),
+    openaiApiKey: v['api-key'] ?? fromEnv('OPENAI_API_KEY'),
+    openaiBaseUrl: v['base-url'] ?? fromEnv('OPENAI_BASE_URL'),
+    openaiModel: v.model ?? fromEnv('OPENAI_MODEL'),
+    approvers: v.approvers,
+    channels: v.channels,
+    pagerdutyRoutingKey: v['pagerduty-routing-key'] ?? fromEnv('PD_ROUTING_KEY'),
+  };
+}
+
+/** The starter files for the answers; a ConfigError when they do not make a configuration. */
+function filesFor(draft: Draft, http: boolean): ReturnType<typeof starterFiles> {
+  return starterFiles({
+    slackBotToken: draft.slackBotToken ?? '',
+    slackSigningSecret: draft.slackSigningSecret ?? '',
+    mode: http ? 'http' : 'socket',
+    slackAppToken: draft.slackAppToken || undefined,
+    openaiApiKey: draft.openaiApiKey ?? '',
+    openaiBaseUrl: draft.openaiBaseUrl || undefined,
+    openaiModel: draft.openaiModel || undefined,
+    approvers: list(draft.approvers),
+    channels: list(draft.channels),
+    pagerdutyRoutingKey: draft.pagerdutyRoutingKey || undefined,
+  });
+}
+
+/** Refuses to overwrite a file that exists. */
+async function refuseExisting(paths: readonly string[]): Promise<void> {
+  for (const path of paths) {
+    if (await exists(path)) throw new CliError(`${path} exists; pass --force to overwrite it`);
+  }
+}
+
 export const initCommand: Command = {
   name: 'init',
   help,
@@ -194,38 +235,12 @@ export const initCommand: Command = {
     const dir = v.dir ?? '.';
     const envPath = join(dir, '.env');
     const policyPath = join(dir, 'loopgate.yaml');
-    if (!v.force) {
-      for (const path of [envPath, policyPath]) {
-        if (await exists(path)) throw new CliError(`${path} exists; pass --force to overwrite it`);
-      }
-    }
-    const fromEnv = (name: string) => ctx.env[name] || undefined;
-    const draft: Draft = {
-      slackBotToken: v['bot-token'] ?? fromEnv('SLACK_BOT_TOKEN'),
-      slackSigningSecret: v['signing-secret'] ?? fromEnv('SLACK_SIGNING_SECRET'),
-      slackAppToken: v['app-token'] ?? fromEnv('SLACK_APP_TOKEN'),
-      openaiApiKey: v['api-key'] ?? fromEnv('OPENAI_API_KEY'),
-      openaiBaseUrl: v['base-url'] ?? fromEnv('OPENAI_BASE_URL'),
-      openaiModel: v.model ?? fromEnv('OPENAI_MODEL'),
-      approvers: v.approvers,
-      channels: v.channels,
-      pagerdutyRoutingKey: v['pagerduty-routing-key'] ?? fromEnv('PD_ROUTING_KEY'),
-    };
+    if (!v.force) await refuseExisting([envPath, policyPath]);
+    const draft = draftFrom(v, ctx.env);
     if (!v['no-input'] && process.stdin.isTTY) await ask(draft, v.http === true, ctx);
     let files: ReturnType<typeof starterFiles>;
     try {
-      files = starterFiles({
-        slackBotToken: draft.slackBotToken ?? '',
-        slackSigningSecret: draft.slackSigningSecret ?? '',
-        mode: v.http ? 'http' : 'socket',
-        slackAppToken: draft.slackAppToken || undefined,
-        openaiApiKey: draft.openaiApiKey ?? '',
-        openaiBaseUrl: draft.openaiBaseUrl || undefined,
-        openaiModel: draft.openaiModel || undefined,
-        approvers: list(draft.approvers),
-        channels: list(draft.channels),
-        pagerdutyRoutingKey: draft.pagerdutyRoutingKey || undefined,
-      });
+      files = filesFor(draft, v.http === true);
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
       await write(ctx.stderr, `loopgate: ${error.message}\n`);

@@ -41,29 +41,45 @@ const fromAction = (reply: ActionReply): HttpAnswer => json(reply.status, reply.
 
 /** Answers one request from the spec and the state (changing the state for writes). */
 export function route(spec: WorldSpec, state: WorldState, req: Request): HttpAnswer {
+  const answer =
+    req.method === 'GET'
+      ? readRoute(spec, state, req)
+      : req.method === 'POST'
+        ? writeRoute(spec, state, req)
+        : null;
+  return answer ?? text(404, `no route for ${req.method} /${req.parts.join('/')}`);
+}
+
+/** A GET: null when no route serves it. */
+function readRoute(spec: WorldSpec, state: WorldState, req: Request): HttpAnswer | null {
   const [head, a, b, c] = req.parts;
   const env = req.query.env ?? 'prod';
-  const get = req.method === 'GET';
-  const post = req.method === 'POST';
-  if (get && head === 'status' && a === undefined) return json(200, statusPage(spec));
-  if (get && head === 'health' && a) return fromAction(healthReply(state, spec, a, env));
-  if (get && head === 'logs' && a) return logs(spec, a, env, req.query.q);
-  if (get && head === 'deploys' && a) return deploys(spec, a, env);
-  if (get && head === 'oncall' && a) return oncall(spec, a);
-  if (get && head === 'alerts' && a === undefined) return json(200, alerts(spec, state));
-  if (post && head === 'alerts' && a && b === 'ack') return ack(state, a, req.query.by);
-  if (post && head === 'api' && (a === 'restart' || a === 'rollback' || a === 'scale') && b) {
+  if (head === 'status' && a === undefined) return json(200, statusPage(spec));
+  if (head === 'health' && a) return fromAction(healthReply(state, spec, a, env));
+  if (head === 'logs' && a) return logs(spec, a, env, req.query.q);
+  if (head === 'deploys' && a) return deploys(spec, a, env);
+  if (head === 'oncall' && a) return oncall(spec, a);
+  if (head === 'alerts' && a === undefined) return json(200, alerts(spec, state));
+  if (head === 'prometheus' && a === 'api' && b === 'v1' && (c === 'query' || c === 'query_range')) {
+    return prometheusAnswer(spec, state, c, req.query);
+  }
+  return null;
+}
+
+/** A POST: null when no route serves it. */
+function writeRoute(spec: WorldSpec, state: WorldState, req: Request): HttpAnswer | null {
+  const [head, a, b] = req.parts;
+  const env = req.query.env ?? 'prod';
+  if (head === 'alerts' && a && b === 'ack') return ack(state, a, req.query.by);
+  if (head === 'api' && (a === 'restart' || a === 'rollback' || a === 'scale') && b) {
     const replicas = req.query.replicas === undefined ? undefined : Number(req.query.replicas);
     return fromAction(applyDeployAction(state, spec, a, { service: b, env, replicas }));
   }
-  if (post && head === 'api' && a === 'flags' && b) {
+  if (head === 'api' && a === 'flags' && b) {
     return fromAction(applyFlag(state, spec, b, req.query.enabled === 'true'));
   }
-  if (get && head === 'prometheus' && a === 'api' && b === 'v1' && (c === 'query' || c === 'query_range')) {
-    return prometheusAnswer(spec, state, c, req.query);
-  }
-  if (post && head === 'pagerduty' && a === 'v2' && b === 'enqueue') return page(spec, state, req.body);
-  return text(404, `no route for ${req.method} /${req.parts.join('/')}`);
+  if (head === 'pagerduty' && a === 'v2' && b === 'enqueue') return page(spec, state, req.body);
+  return null;
 }
 
 function statusPage(spec: WorldSpec) {

@@ -114,6 +114,9 @@ function feedString(content: string, start: number, out: Flattener): string | nu
   return null;
 }
 
+/** A step of ValueFeeder: undefined to go on, else what feedValue returns (a summary, or null). */
+type Step = string | null | undefined;
+
 /**
  * Feeds the compact JSON value starting at `start` as JSON.stringify(value, null, 2) would print it:
  * the same text with whitespace after `{`, `[`, `,` and `:` and before `}`, `]` of non-empty
@@ -121,69 +124,118 @@ function feedString(content: string, start: number, out: Flattener): string | nu
  * are (escapes stay escaped). Null when malformed.
  */
 function feedValue(content: string, start: number, out: Flattener): string | null {
-  let depth = 0;
-  let i = start;
-  while (i < content.length) {
-    const char = content[i]!;
-    if (char === '"') {
-      // A string literal: its runs as they are, its whitespace collapsed, escapes as two characters
-      // (\uXXXX goes on as a run).
-      if (!out.text('"')) return out.summary();
-      i++;
-      for (;;) {
-        const run = runEnd(STRING_RUN, content, i);
-        if (run > i) {
-          if (!out.text(content.slice(i, run))) return out.summary();
-          i = run;
-        }
-        const space = runEnd(WHITESPACE, content, i);
-        if (space > i) {
-          out.space();
-          i = space;
-          continue;
-        }
-        if (i >= content.length) return null;
-        if (content[i] === '"') break;
-        if (!out.text(content.slice(i, i + 2))) return out.summary();
-        i += 2;
-      }
-      if (!out.text('"')) return out.summary();
-      i++;
-      if (depth === 0) return out.summary();
-      continue;
+  return new ValueFeeder(content, start, out).run();
+}
+
+/** feedValue's scan, one method per kind of token. */
+class ValueFeeder {
+  private depth = 0;
+
+  constructor(
+    private readonly content: string,
+    private i: number,
+    private readonly out: Flattener,
+  ) {}
+
+  run(): string | null {
+    while (this.i < this.content.length) {
+      const step = this.token(this.content[this.i]!);
+      if (step !== undefined) return step;
     }
-    if (char === '{' || char === '[') {
-      depth++;
-      if (!out.text(char)) return out.summary();
-      const next = content[i + 1];
-      if (next !== '}' && next !== ']') out.space();
-      i++;
-      continue;
-    }
-    if (char === '}' || char === ']') {
-      // At depth 0 this closes the result around `data`: a number, true, false or null has ended.
-      if (depth === 0) return out.summary();
-      depth--;
-      const previous = content[i - 1];
-      if (previous !== '{' && previous !== '[') out.space();
-      if (!out.text(char)) return out.summary();
-      i++;
-      if (depth === 0) return out.summary();
-      continue;
-    }
-    if (char === ',' || char === ':') {
-      if (char === ',' && depth === 0) return out.summary();
-      if (!out.text(char)) return out.summary();
-      out.space();
-      i++;
-      continue;
-    }
-    const run = runEnd(VALUE_RUN, content, i);
-    if (run === i) return null;
-    if (!out.text(content.slice(i, run))) return out.summary();
-    i = run;
+    return null;
   }
-  return null;
+
+  private token(char: string): Step {
+    if (char === '"') return this.stringLiteral();
+    if (char === '{' || char === '[') return this.open(char);
+    if (char === '}' || char === ']') return this.close(char);
+    if (char === ',' || char === ':') return this.separator(char);
+    return this.valueRun();
+  }
+
+  /** Text for the flattener; the summary to stop with when nothing more can change it. */
+  private emit(text: string): Step {
+    return this.out.text(text) ? undefined : this.out.summary();
+  }
+
+  /** A string literal: its runs as they are, its whitespace collapsed, escapes as two characters. */
+  private stringLiteral(): Step {
+    const opened = this.emit('"');
+    if (opened !== undefined) return opened;
+    this.i++;
+    const body = this.stringBody();
+    if (body !== undefined) return body;
+    const closed = this.emit('"');
+    if (closed !== undefined) return closed;
+    this.i++;
+    return this.depth === 0 ? this.out.summary() : undefined;
+  }
+
+  /** A literal's body, up to (not past) its closing quote; \uXXXX goes on as a run. */
+  private stringBody(): Step {
+    const { content } = this;
+    for (;;) {
+      const run = runEnd(STRING_RUN, content, this.i);
+      if (run > this.i) {
+        const step = this.emit(content.slice(this.i, run));
+        if (step !== undefined) return step;
+        this.i = run;
+      }
+      const space = runEnd(WHITESPACE, content, this.i);
+      if (space > this.i) {
+        this.out.space();
+        this.i = space;
+        continue;
+      }
+      if (this.i >= content.length) return null;
+      if (content[this.i] === '"') return undefined;
+      const step = this.emit(content.slice(this.i, this.i + 2));
+      if (step !== undefined) return step;
+      this.i += 2;
+    }
+  }
+
+  private open(char: string): Step {
+    this.depth++;
+    const step = this.emit(char);
+    if (step !== undefined) return step;
+    const next = this.content[this.i + 1];
+    if (next !== '}' && next !== ']') this.out.space();
+    this.i++;
+    return undefined;
+  }
+
+  private close(char: string): Step {
+    // At depth 0 this closes the result around `data`: a number, true, false or null has ended.
+    if (this.depth === 0) return this.out.summary();
+    this.depth--;
+    const previous = this.content[this.i - 1];
+    if (previous !== '{' && previous !== '[') this.out.space();
+    const step = this.emit(char);
+    if (step !== undefined) return step;
+    this.i++;
+    return this.depth === 0 ? this.out.summary() : undefined;
+  }
+
+  private separator(char: string): Step {
+    // A comma at depth 0 ends `data` (a verification may follow it).
+    if (char === ',' && this.depth === 0) return this.out.summary();
+    const step = this.emit(char);
+    if (step !== undefined) return step;
+    this.out.space();
+    this.i++;
+    return undefined;
+  }
+
+  /** A number, true, false or null, or a part of one. */
+  private valueRun(): Step {
+    const run = runEnd(VALUE_RUN, this.content, this.i);
+    if (run === this.i) return null;
+    const step = this.emit(this.content.slice(this.i, run));
+    if (step !== undefined) return step;
+    this.i = run;
+    return undefined;
+  }
 }
 
 /**
