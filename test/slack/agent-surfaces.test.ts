@@ -75,6 +75,15 @@ async function until(check: () => boolean | Promise<boolean>, what: string) {
   }
 }
 
+/** `state` ended with `answer` accepted. */
+const completed = (state: RunState, answer: string): RunState => ({
+  ...state,
+  status: 'completed',
+  stopReason: 'completed',
+  stopMessage: 'Completed.',
+  answer: [answer],
+});
+
 describe('a run in the agent surfaces', () => {
   it('records a started stream, so the next job stops it with a note (or replaces it once Slack closed it)', async () => {
     const { surfaces: s, memory } = surfaces();
@@ -190,15 +199,7 @@ describe('a run in the agent surfaces', () => {
     await until(() => fake.surfaces.streamsIn(CHANNEL, THREAD).length >= 2, 'the draft to roll over');
     const answer = 'The restart was rejected by @lead; nothing was changed.';
     surface.text(answer);
-    expect(
-      await surface.finish({
-        ...state,
-        status: 'completed',
-        stopReason: 'completed',
-        stopMessage: 'Completed.',
-        answer: [answer],
-      }),
-    ).toBeNull();
+    expect(await surface.finish(completed(state, answer))).toBeNull();
     const streams = fake.surfaces.streamsIn(CHANNEL, THREAD);
     expect(streams.length).toBeGreaterThan(2);
     for (const stream of streams) {
@@ -213,15 +214,7 @@ describe('a run in the agent surfaces', () => {
     const surface = (await s.forRun(ctx('run-d2'), state, recordingLogger()))!;
     surface.text('I restarted payments.');
     const answer = 'The restart was rejected; nothing was changed.';
-    expect(
-      await surface.finish({
-        ...state,
-        status: 'completed',
-        stopReason: 'completed',
-        stopMessage: 'Completed.',
-        answer: [answer],
-      }),
-    ).toBeNull();
+    expect(await surface.finish(completed(state, answer))).toBeNull();
     const streams = fake.surfaces.streamsIn(CHANNEL, THREAD);
     expect(streams.map((x) => fake.message(CHANNEL, x.ts)?.text)).toEqual([
       `I restarted payments.${DRAFT_NOTE}`,
